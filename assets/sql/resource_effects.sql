@@ -1,0 +1,3 @@
+SELECT seq, actor, epoch, value, accepted, reason, stored_epoch
+FROM effects
+ORDER BY seq

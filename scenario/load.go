@@ -1,0 +1,589 @@
+package scenario
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
+)
+
+// MaxFileSize bounds a scenario file; anything larger is not a scenario.
+const MaxFileSize = 1 << 20
+
+// MaxEvents bounds a scenario's timeline so a file cannot make a run unbounded.
+const MaxEvents = 1000
+
+// Error is a problem in a scenario file, located at file:line:column.
+type Error struct {
+	File   string
+	Line   int
+	Column int
+	Msg    string
+}
+
+func (e *Error) Error() string {
+	switch {
+	case e.Line > 0:
+		return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Line, e.Column, e.Msg)
+	default:
+		return fmt.Sprintf("%s: %s", e.File, e.Msg)
+	}
+}
+
+// file is the scenario as written, before times are resolved.
+type file struct {
+	Name        string           `yaml:"name"`
+	Title       string           `yaml:"title"`
+	Description string           `yaml:"description"`
+	Lease       string           `yaml:"lease"`
+	Window      *fileWindow      `yaml:"window"`
+	TTL         *int64           `yaml:"ttl"`
+	Times       map[string]int64 `yaml:"times"`
+	Initial     fileInitial      `yaml:"initial"`
+	Events      []fileEvent      `yaml:"events"`
+	Expect      []fileExpect     `yaml:"expect"`
+
+	path string
+	src  []byte
+	ast  *ast.File
+}
+
+type fileWindow struct {
+	From int64 `yaml:"from"`
+	To   int64 `yaml:"to"`
+}
+
+type fileInitial struct {
+	Coordinator *fileLease    `yaml:"coordinator"`
+	Resource    *fileResource `yaml:"resource"`
+}
+
+type fileLease struct {
+	Owner        string `yaml:"owner"`
+	Fence        *int64 `yaml:"fence"`
+	LeaseVersion *int64 `yaml:"lease_version"`
+	ExpiresAt    *int64 `yaml:"expires_at"`
+}
+
+type fileResource struct {
+	Epoch *int64 `yaml:"epoch"`
+	Value any    `yaml:"value"`
+}
+
+type fileEvent struct {
+	T         any        `yaml:"t"`
+	Actor     string     `yaml:"actor"`
+	Action    string     `yaml:"action"`
+	Heartbeat string     `yaml:"heartbeat"`
+	Snapshot  *fileLease `yaml:"snapshot"`
+	Epoch     *int64     `yaml:"epoch"`
+	Value     any        `yaml:"value"`
+	Note      string     `yaml:"note"`
+}
+
+type fileExpect struct {
+	Renewal     string        `yaml:"renewal"`
+	Fencing     string        `yaml:"fencing"`
+	Effects     *int          `yaml:"effects"`
+	Verdict     string        `yaml:"verdict"`
+	Coordinator *fileLease    `yaml:"coordinator"`
+	Resource    *fileResource `yaml:"resource"`
+}
+
+// LoadFile reads and validates a scenario file.
+func LoadFile(path string) (*Scenario, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot open scenario file: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("cannot read scenario file: %w", err)
+	}
+	if st.IsDir() {
+		return nil, &Error{File: path, Msg: "is a directory, not a scenario file"}
+	}
+	if st.Size() > MaxFileSize {
+		return nil, &Error{File: path, Msg: fmt.Sprintf("is %d bytes; a scenario file may be at most %d", st.Size(), MaxFileSize)}
+	}
+	buf := make([]byte, st.Size())
+	if _, err := f.ReadAt(buf, 0); err != nil && st.Size() > 0 {
+		return nil, fmt.Errorf("cannot read scenario file %s: %w", path, err)
+	}
+	return Parse(path, buf)
+}
+
+// Parse validates scenario YAML; name is used in error positions.
+func Parse(name string, src []byte) (*Scenario, error) {
+	if len(src) > MaxFileSize {
+		return nil, &Error{File: name, Msg: fmt.Sprintf("is %d bytes; a scenario file may be at most %d", len(src), MaxFileSize)}
+	}
+	tree, err := parser.ParseBytes(src, 0)
+	if err != nil {
+		return nil, yamlError(name, err)
+	}
+	if len(tree.Docs) != 1 || tree.Docs[0].Body == nil {
+		return nil, &Error{File: name, Msg: "want exactly one YAML document holding a mapping with name, window, ttl, initial, events and expect"}
+	}
+	if _, ok := tree.Docs[0].Body.(*ast.MappingNode); !ok {
+		if _, ok := tree.Docs[0].Body.(*ast.MappingValueNode); !ok {
+			tok := tree.Docs[0].Body.GetToken()
+			return nil, posError(name, tok.Position.Line, tok.Position.Column, "want a mapping with name, window, ttl, initial, events and expect")
+		}
+	}
+	var raw file
+	if err := yaml.NodeToValue(tree.Docs[0].Body, &raw, yaml.DisallowUnknownField()); err != nil {
+		return nil, yamlError(name, err)
+	}
+	raw.path, raw.src, raw.ast = name, src, tree
+	return build(&raw, name, nil)
+}
+
+func posError(file string, line, col int, msg string) *Error {
+	return &Error{File: file, Line: line, Column: col, Msg: msg}
+}
+
+func yamlError(name string, err error) error {
+	var ye yaml.Error
+	if errors.As(err, &ye) {
+		msg := friendlyType.ReplaceAllString(ye.GetMessage(), "$1: want $2")
+		var uf *yaml.UnknownFieldError
+		if errors.As(err, &uf) {
+			msg += " (allowed here: see the fields in a built-in scenario, `leaserace scenarios --show renewal-race`)"
+		}
+		if tok := ye.GetToken(); tok != nil && tok.Position != nil {
+			return posError(name, tok.Position.Line, tok.Position.Column, msg)
+		}
+		return &Error{File: name, Msg: msg}
+	}
+	return &Error{File: name, Msg: err.Error()}
+}
+
+// at finds the line and column of a YAML path such as $.events[2].t.
+func (f *file) at(path string) (int, int) {
+	if f.ast == nil {
+		return 0, 0
+	}
+	p, err := yaml.PathString(path)
+	if err != nil {
+		return 0, 0
+	}
+	n, err := p.FilterFile(f.ast)
+	if err != nil || n == nil || n.GetToken() == nil || n.GetToken().Position == nil {
+		return 0, 0
+	}
+	pos := n.GetToken().Position
+	return pos.Line, pos.Column
+}
+
+func (f *file) errAt(path, format string, args ...any) *Error {
+	l, c := f.at(path)
+	return &Error{File: f.path, Line: l, Column: c, Msg: fmt.Sprintf(format, args...)}
+}
+
+var (
+	nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
+	// Actors are shown in panes and application_name; keep them short and plain.
+	actorRE   = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,15}$`)
+	timeRE    = regexp.MustCompile(`^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:([+-])\s*([0-9]+))?\s*$`)
+	timeNameR = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,31}$`)
+	// friendlyType rewords the decoder's Go-facing type errors.
+	friendlyType = regexp.MustCompile(`Go struct field [A-Za-z]+\.([A-Za-z]+) of type \*?([a-z0-9\[\]]+)`)
+)
+
+// Logical times stay far from int64's edges so now + ttl cannot overflow.
+const maxTime = math.MaxInt64 / 4
+
+// build resolves and validates; override replaces named times (for explore).
+func build(raw *file, source string, override map[string]int64) (*Scenario, error) {
+	s := &Scenario{Source: source, raw: raw}
+	if !nameRE.MatchString(raw.Name) {
+		return nil, raw.errAt("$.name", "name %q: want lowercase letters, digits and dashes, 1-63 characters, starting with a letter or digit", raw.Name)
+	}
+	s.Name, s.Title, s.Description = raw.Name, raw.Title, raw.Description
+	if s.Title == "" {
+		s.Title = s.Name
+	}
+	s.Lease = raw.Lease
+	if s.Lease == "" {
+		s.Lease = defaultLeaseKey
+	}
+	if len(s.Lease) > 63 {
+		return nil, raw.errAt("$.lease", "lease name is %d characters; at most 63", len(s.Lease))
+	}
+	if raw.Window == nil {
+		return nil, &Error{File: raw.path, Msg: "missing window: want window: {from: T, to: T}"}
+	}
+	if raw.Window.From < 0 || raw.Window.To > maxTime || raw.Window.To <= raw.Window.From {
+		return nil, raw.errAt("$.window", "window %d..%d: want 0 <= from < to <= %d", raw.Window.From, raw.Window.To, int64(maxTime))
+	}
+	s.Window = Window{From: raw.Window.From, To: raw.Window.To}
+	if raw.TTL == nil {
+		return nil, &Error{File: raw.path, Msg: "missing ttl: want the lease time-to-live in logical ticks, e.g. ttl: 60"}
+	}
+	if *raw.TTL <= 0 || *raw.TTL > maxTime {
+		return nil, raw.errAt("$.ttl", "ttl %d: want a positive number of ticks", *raw.TTL)
+	}
+	s.TTL = *raw.TTL
+
+	s.Times = map[string]int64{}
+	for n, v := range raw.Times {
+		if !timeNameR.MatchString(n) {
+			return nil, raw.errAt("$.times", "time name %q: want a letter or _ then letters, digits or _", n)
+		}
+		s.Times[n] = v
+	}
+	for n, v := range override {
+		s.Times[n] = v
+	}
+	for n, v := range s.Times {
+		if v < 0 || v > maxTime {
+			return nil, raw.errAt("$.times."+n, "time %s = %d: want 0..%d", n, v, int64(maxTime))
+		}
+	}
+
+	if c := raw.Initial.Coordinator; c != nil {
+		l, err := raw.lease(c, "$.initial.coordinator", true)
+		if err != nil {
+			return nil, err
+		}
+		s.Initial = &l
+	}
+	s.Resource = ResourceState{Value: json.RawMessage("null")}
+	if r := raw.Initial.Resource; r != nil {
+		if r.Epoch == nil {
+			return nil, raw.errAt("$.initial.resource", "initial.resource needs epoch")
+		}
+		if *r.Epoch < 0 {
+			return nil, raw.errAt("$.initial.resource.epoch", "epoch %d: epochs are nonnegative", *r.Epoch)
+		}
+		v, err := jsonValue(r.Value)
+		if err != nil {
+			return nil, raw.errAt("$.initial.resource.value", "value: %v", err)
+		}
+		s.Resource = ResourceState{Epoch: *r.Epoch, Value: v}
+	}
+
+	if len(raw.Events) == 0 {
+		return nil, &Error{File: raw.path, Msg: "no events: a scenario needs at least one event"}
+	}
+	if len(raw.Events) > MaxEvents {
+		return nil, raw.errAt("$.events", "%d events; at most %d", len(raw.Events), MaxEvents)
+	}
+	for i, fe := range raw.Events {
+		ev, err := raw.event(s, i, fe)
+		if err != nil {
+			return nil, err
+		}
+		s.Events = append(s.Events, ev)
+	}
+	sort.SliceStable(s.Events, func(i, j int) bool { return s.Events[i].T < s.Events[j].T })
+	if err := raw.checkTimeline(s); err != nil {
+		return nil, err
+	}
+
+	for i, fx := range raw.Expect {
+		ex, err := raw.expect(i, fx)
+		if err != nil {
+			return nil, err
+		}
+		s.Expect = append(s.Expect, ex)
+	}
+	for _, k := range AllKnobs() {
+		var hits []int
+		for i, e := range s.Expect {
+			if e.Matches(k) {
+				hits = append(hits, i)
+			}
+		}
+		switch {
+		case len(hits) == 0:
+			return nil, raw.errAt("$.expect", "no expectation for renewal %s with fencing %s: every one of the six settings needs exactly one (\"*\" matches all)", k.Renewal, k.Fencing)
+		case len(hits) > 1:
+			return nil, raw.errAt(fmt.Sprintf("$.expect[%d]", hits[1]), "expect[%d] and expect[%d] both match renewal %s with fencing %s: each setting needs exactly one", hits[0], hits[1], k.Renewal, k.Fencing)
+		}
+	}
+	return s, nil
+}
+
+func (f *file) lease(c *fileLease, path string, full bool) (Lease, error) {
+	var l Lease
+	if !actorRE.MatchString(c.Owner) {
+		return l, f.errAt(path+".owner", "owner %q: want a short actor name such as A or B (letters, digits, _ or -, at most 16)", c.Owner)
+	}
+	l.Owner = c.Owner
+	need := func(v *int64, field string) (int64, error) {
+		if v == nil {
+			if full {
+				return 0, f.errAt(path, "missing %s", field)
+			}
+			return 0, nil
+		}
+		if *v < 0 || *v > maxTime {
+			return 0, f.errAt(path+"."+field, "%s %d: want 0..%d", field, *v, int64(maxTime))
+		}
+		return *v, nil
+	}
+	var err error
+	if l.Fence, err = need(c.Fence, "fence"); err != nil {
+		return l, err
+	}
+	if l.LeaseVersion, err = need(c.LeaseVersion, "lease_version"); err != nil {
+		return l, err
+	}
+	if l.ExpiresAt, err = need(c.ExpiresAt, "expires_at"); err != nil {
+		return l, err
+	}
+	return l, nil
+}
+
+func (f *file) event(s *Scenario, i int, fe fileEvent) (Event, error) {
+	p := fmt.Sprintf("$.events[%d]", i)
+	ev := Event{Index: i, Actor: fe.Actor, Heartbeat: fe.Heartbeat, Note: fe.Note}
+	if l, c := f.at(p); l > 0 {
+		ev.Pos = fmt.Sprintf("%d:%d", l, c)
+	}
+	t, expr, err := resolveTime(fe.T, s.Times)
+	if err != nil {
+		return ev, f.errAt(p+".t", "event %d: %v", i, err)
+	}
+	ev.T, ev.TExpr = t, expr
+	act := Action(fe.Action)
+	known := false
+	for _, a := range Actions() {
+		known = known || a == act
+	}
+	if !known {
+		return ev, f.errAt(p+".action", "event %d: action %q: want one of acquire, heartbeat.send, heartbeat.deliver, effect, write, expire", i, fe.Action)
+	}
+	ev.Action = act
+	if act != ActionExpire || fe.Actor != "" {
+		if !actorRE.MatchString(fe.Actor) {
+			return ev, f.errAt(p+".actor", "event %d: actor %q: want a short name such as A or B (letters, digits, _ or -, at most 16)", i, fe.Actor)
+		}
+	}
+	if act == ActionExpire && ev.Actor == "" {
+		ev.Actor = "clock"
+	}
+	switch act {
+	case ActionSend, ActionDeliver:
+		if fe.Heartbeat == "" || !timeNameR.MatchString(fe.Heartbeat) {
+			return ev, f.errAt(p, "event %d: %s needs heartbeat: NAME (letters, digits or _)", i, act)
+		}
+	default:
+		if fe.Heartbeat != "" {
+			return ev, f.errAt(p+".heartbeat", "event %d: heartbeat is only for heartbeat.send and heartbeat.deliver", i)
+		}
+	}
+	if fe.Snapshot != nil {
+		if act != ActionSend {
+			return ev, f.errAt(p+".snapshot", "event %d: snapshot is only for heartbeat.send", i)
+		}
+		l, err := f.lease(fe.Snapshot, p+".snapshot", true)
+		if err != nil {
+			return ev, err
+		}
+		ev.Snapshot = &l
+	}
+	switch act {
+	case ActionWrite:
+		if fe.Epoch == nil {
+			return ev, f.errAt(p, "event %d: write needs epoch", i)
+		}
+		if *fe.Epoch < 0 {
+			return ev, f.errAt(p+".epoch", "event %d: epoch %d: epochs are nonnegative", i, *fe.Epoch)
+		}
+		ev.Epoch = fe.Epoch
+	default:
+		if fe.Epoch != nil {
+			return ev, f.errAt(p+".epoch", "event %d: epoch is only for write (an effect uses the actor's fence)", i)
+		}
+	}
+	if act == ActionWrite || act == ActionEffect {
+		v, err := jsonValue(fe.Value)
+		if err != nil {
+			return ev, f.errAt(p+".value", "event %d: value: %v", i, err)
+		}
+		ev.Value = v
+	} else if fe.Value != nil {
+		return ev, f.errAt(p+".value", "event %d: value is only for effect and write", i)
+	}
+	return ev, nil
+}
+
+// checkTimeline checks what needs the whole timeline: heartbeats are sent
+// once and delivered once after they are sent; leases exist before use.
+func (f *file) checkTimeline(s *Scenario) error {
+	sent := map[string]Event{}
+	delivered := map[string]bool{}
+	for _, ev := range s.Events {
+		p := fmt.Sprintf("$.events[%d]", ev.Index)
+		switch ev.Action {
+		case ActionAcquire:
+			if s.Initial == nil {
+				return f.errAt(p, "event %d: acquire takes over the lease row, so initial.coordinator must declare it", ev.Index)
+			}
+		case ActionSend:
+			if _, dup := sent[ev.Heartbeat]; dup {
+				return f.errAt(p+".heartbeat", "event %d: heartbeat %s is sent twice; give each message its own name", ev.Index, ev.Heartbeat)
+			}
+			if s.Initial == nil && ev.Snapshot == nil {
+				return f.errAt(p, "event %d: a heartbeat carries a lease snapshot, so initial.coordinator must declare the row", ev.Index)
+			}
+			sent[ev.Heartbeat] = ev
+		case ActionDeliver:
+			snd, ok := sent[ev.Heartbeat]
+			if !ok {
+				return f.errAt(p+".heartbeat", "event %d: heartbeat %s is delivered at %d but not sent before then", ev.Index, ev.Heartbeat, ev.T)
+			}
+			if delivered[ev.Heartbeat] {
+				return f.errAt(p+".heartbeat", "event %d: heartbeat %s is delivered twice", ev.Index, ev.Heartbeat)
+			}
+			if snd.Actor != ev.Actor {
+				return f.errAt(p+".actor", "event %d: heartbeat %s was sent by %s, so %s cannot deliver it", ev.Index, ev.Heartbeat, snd.Actor, ev.Actor)
+			}
+			delivered[ev.Heartbeat] = true
+		}
+	}
+	return nil
+}
+
+func (f *file) expect(i int, fx fileExpect) (Expectation, error) {
+	p := fmt.Sprintf("$.expect[%d]", i)
+	ex := Expectation{Renewal: fx.Renewal, Fencing: fx.Fencing, Verdict: fx.Verdict}
+	if l, c := f.at(p); l > 0 {
+		ex.Pos = fmt.Sprintf("%d:%d", l, c)
+	}
+	if ex.Renewal != "*" {
+		if _, err := ParseRenewal(ex.Renewal); err != nil {
+			return ex, f.errAt(p+".renewal", "expect[%d]: %v (or \"*\")", i, err)
+		}
+	}
+	if ex.Fencing != "*" {
+		if _, err := ParseFencing(ex.Fencing); err != nil {
+			return ex, f.errAt(p+".fencing", "expect[%d]: %v (or \"*\")", i, err)
+		}
+	}
+	if fx.Effects == nil || *fx.Effects < 0 {
+		return ex, f.errAt(p, "expect[%d]: needs effects: N (accepted effects at the resource, N >= 0)", i)
+	}
+	ex.Effects = *fx.Effects
+	if ex.Verdict != VerdictSafe && ex.Verdict != VerdictConflict {
+		return ex, f.errAt(p+".verdict", "expect[%d]: verdict %q: want safe or conflict", i, fx.Verdict)
+	}
+	if fx.Coordinator != nil {
+		l, err := f.lease(fx.Coordinator, p+".coordinator", true)
+		if err != nil {
+			return ex, err
+		}
+		ex.Coordinator = &l
+	}
+	if r := fx.Resource; r != nil {
+		if r.Epoch == nil || *r.Epoch < 0 {
+			return ex, f.errAt(p+".resource", "expect[%d]: resource needs a nonnegative epoch", i)
+		}
+		er := &ExpectedResource{Epoch: *r.Epoch}
+		if r.Value != nil {
+			v, err := jsonValue(r.Value)
+			if err != nil {
+				return ex, f.errAt(p+".resource.value", "expect[%d]: value: %v", i, err)
+			}
+			er.Value = v
+		}
+		ex.Resource = er
+	}
+	return ex, nil
+}
+
+// resolveTime turns 1070, "1070", "arrival" or "arrival+5" into a time.
+func resolveTime(v any, times map[string]int64) (int64, string, error) {
+	switch x := v.(type) {
+	case nil:
+		return 0, "", errors.New("missing t: want a logical time such as 1070 or a named time such as arrival+5")
+	case int64:
+		return checkT(x, strconv.FormatInt(x, 10))
+	case uint64:
+		if x > maxTime {
+			return 0, "", fmt.Errorf("t %d is too large", x)
+		}
+		return checkT(int64(x), strconv.FormatUint(x, 10))
+	case int:
+		return checkT(int64(x), strconv.Itoa(x))
+	case string:
+		if n, err := strconv.ParseInt(strings.TrimSpace(x), 10, 64); err == nil {
+			return checkT(n, x)
+		}
+		m := timeRE.FindStringSubmatch(x)
+		if m == nil {
+			return 0, "", fmt.Errorf("t %q: want a number or NAME, NAME+K or NAME-K", x)
+		}
+		base, ok := times[m[1]]
+		if !ok {
+			return 0, "", fmt.Errorf("t %q names %q, which is not in times", x, m[1])
+		}
+		if m[2] != "" {
+			k, err := strconv.ParseInt(m[3], 10, 64)
+			if err != nil || k > maxTime {
+				return 0, "", fmt.Errorf("t %q: offset too large", x)
+			}
+			if m[2] == "-" {
+				k = -k
+			}
+			base += k
+		}
+		return checkT(base, x)
+	default:
+		return 0, "", fmt.Errorf("t %v: want a whole number or a named time", v)
+	}
+}
+
+func checkT(t int64, expr string) (int64, string, error) {
+	if t < 0 || t > maxTime {
+		return 0, "", fmt.Errorf("t %s = %d: want 0..%d", expr, t, int64(maxTime))
+	}
+	return t, expr, nil
+}
+
+// jsonValue turns a decoded YAML value into canonical JSON.
+func jsonValue(v any) (json.RawMessage, error) {
+	b, err := json.Marshal(normalize(v))
+	if err != nil {
+		return nil, fmt.Errorf("cannot be written as JSON: %w", err)
+	}
+	return b, nil
+}
+
+// normalize turns YAML's map[string]any / map[any]any into JSON-able maps.
+func normalize(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = normalize(e)
+		}
+		return out
+	case map[any]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[fmt.Sprint(k)] = normalize(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = normalize(e)
+		}
+		return out
+	}
+	return v
+}

@@ -1,0 +1,169 @@
+package scenario_test
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/leaserace/leaserace/scenario"
+)
+
+func TestBuiltinsLoadAndCoverEverySetting(t *testing.T) {
+	names := scenario.BuiltinNames()
+	want := []string{"renewal-race", "control", "busy-holder", "revoked-writer"}
+	if strings.Join(names, ",") != strings.Join(want, ",") {
+		t.Fatalf("built-ins = %v, want %v", names, want)
+	}
+	for _, n := range names {
+		s, err := scenario.Builtin(n)
+		if err != nil {
+			t.Fatalf("%s: %v", n, err)
+		}
+		for _, k := range scenario.AllKnobs() {
+			if _, ok := s.ExpectationFor(k); !ok {
+				t.Errorf("%s has no expectation for %s", n, k)
+			}
+		}
+		for i := 1; i < len(s.Events); i++ {
+			if s.Events[i].T < s.Events[i-1].T {
+				t.Errorf("%s: events not sorted at %d", n, i)
+			}
+		}
+	}
+}
+
+func TestRenewalRaceTimeline(t *testing.T) {
+	s, err := scenario.Builtin("renewal-race")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Window != (scenario.Window{From: 1060, To: 1135}) || s.TTL != 60 {
+		t.Fatalf("window %v ttl %d", s.Window, s.TTL)
+	}
+	if *s.Initial != (scenario.Lease{Owner: "A", Fence: 1, LeaseVersion: 1, ExpiresAt: 1060}) {
+		t.Fatalf("initial %+v", *s.Initial)
+	}
+	var got []string
+	for _, e := range s.Events {
+		got = append(got, strings.Join([]string{e.Actor, string(e.Action)}, " ")+"@"+itoa(e.T))
+	}
+	want := "A heartbeat.send@1055,clock expire@1060,B acquire@1070,B effect@1070,A heartbeat.deliver@1075,A effect@1080"
+	if strings.Join(got, ",") != want {
+		t.Fatalf("timeline\n got %s\nwant %s", strings.Join(got, ","), want)
+	}
+	if got := s.Actors(); strings.Join(got, ",") != "A,clock,B" {
+		t.Fatalf("actors %v", got)
+	}
+}
+
+func itoa(n int64) string { b, _ := json.Marshal(n); return string(b) }
+
+func TestWithTimesReresolvesAndResorts(t *testing.T) {
+	s, _ := scenario.Builtin("renewal-race")
+	v, err := s.WithTimes(map[string]int64{"arrival": 1065})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The heartbeat now lands before the takeover, and A's effect follows it.
+	var order []string
+	for _, e := range v.Events {
+		order = append(order, string(e.Action)+"@"+itoa(e.T))
+	}
+	want := "heartbeat.send@1055,expire@1060,heartbeat.deliver@1065,acquire@1070,effect@1070,effect@1070"
+	if strings.Join(order, ",") != want {
+		t.Fatalf("got %s\nwant %s", strings.Join(order, ","), want)
+	}
+	if s.Times["arrival"] != 1075 {
+		t.Fatal("WithTimes changed the original scenario")
+	}
+	if _, err := s.WithTimes(map[string]int64{"nope": 1}); err == nil || !strings.Contains(err.Error(), "nope") {
+		t.Fatalf("unknown time name: %v", err)
+	}
+	if _, err := s.WithTimes(map[string]int64{"arrival": -5}); err == nil {
+		t.Fatal("negative time accepted")
+	}
+}
+
+func TestMalformedFilesNameLineAndColumn(t *testing.T) {
+	base := "name: x\nwindow: {from: 1, to: 5}\nttl: 3\n"
+	okTail := "events:\n  - {t: 1, actor: A, action: write, epoch: 1}\nexpect:\n  - {renewal: '*', fencing: '*', effects: 1, verdict: safe}\n"
+	cases := []struct {
+		name, src, want string
+	}{
+		{"unknown field", base + "bogus: 1\n" + okTail, "x.yaml:4:1: unknown field \"bogus\""},
+		{"syntax", "name: x\nwindow: {from: 1, to: 5}\nttl: [3\n", "x.yaml:3:"},
+		{"wrong type", "name: x\nwindow: {from: 1, to: 5}\nttl: abc\n" + okTail, "x.yaml:3:6: "},
+		{"unknown time", base + "events:\n  - {t: foo, actor: A, action: write, epoch: 1}\n", "x.yaml:5:9: event 0: t \"foo\" names \"foo\""},
+		{"bad action", base + "events:\n  - {t: 1, actor: A, action: explode}\n", "x.yaml:5:30: event 0: action \"explode\""},
+		{"negative epoch", base + "events:\n  - {t: 1, actor: A, action: write, epoch: -1}\n", "x.yaml:5:44: event 0: epoch -1"},
+		{"missing expectation", base + "events:\n  - {t: 1, actor: A, action: write, epoch: 1}\nexpect:\n  - {renewal: blind, fencing: '*', effects: 1, verdict: safe}\n", "no expectation for renewal compare with fencing off"},
+		{"double expectation", base + "events:\n  - {t: 1, actor: A, action: write, epoch: 1}\nexpect:\n  - {renewal: '*', fencing: '*', effects: 1, verdict: safe}\n  - {renewal: blind, fencing: strict, effects: 1, verdict: safe}\n", "x.yaml:8:5: expect[0] and expect[1] both match renewal blind with fencing strict"},
+		{"deliver before send", base + "initial:\n  coordinator: {owner: A, fence: 1, lease_version: 1, expires_at: 4}\nevents:\n  - {t: 1, actor: A, action: heartbeat.deliver, heartbeat: h}\n  - {t: 2, actor: A, action: heartbeat.send, heartbeat: h}\n", "heartbeat h is delivered at 1 but not sent before then"},
+		{"acquire without row", base + "events:\n  - {t: 1, actor: B, action: acquire}\n", "initial.coordinator must declare it"},
+		{"bad verdict", base + "events:\n  - {t: 1, actor: A, action: write, epoch: 1}\nexpect:\n  - {renewal: '*', fencing: '*', effects: 1, verdict: maybe}\n", "verdict \"maybe\""},
+		{"not a mapping", "- 1\n- 2\n", "x.yaml:1:1: want a mapping"},
+		{"empty", "", "want exactly one YAML document"},
+		{"bad window", "name: x\nwindow: {from: 9, to: 5}\nttl: 3\n" + okTail, "x.yaml:2:9: window 9..5"},
+		{"bad name", "name: 'Robert; DROP TABLE leases'\nwindow: {from: 1, to: 5}\nttl: 3\n" + okTail, "x.yaml:1:7: name"},
+		{"bad actor", base + "events:\n  - {t: 1, actor: \"A'); DROP\", action: write, epoch: 1}\n", "actor \"A'); DROP\""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := scenario.Parse("x.yaml", []byte(c.src))
+			if err == nil {
+				t.Fatalf("accepted:\n%s", c.src)
+			}
+			var se *scenario.Error
+			if !errors.As(err, &se) {
+				t.Fatalf("error %T is not a *scenario.Error: %v", err, err)
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %q\ndoes not contain %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestLoadFileAndLoad(t *testing.T) {
+	dir := t.TempDir()
+	src, _ := scenario.BuiltinSource("control")
+	p := filepath.Join(dir, "mine.yaml")
+	if err := os.WriteFile(p, src, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := scenario.Load(p)
+	if err != nil || s.Name != "control" || s.Source != p {
+		t.Fatalf("Load(file) = %v, %v", s, err)
+	}
+	if _, err := scenario.Load("no-such-scenario"); err == nil || !strings.Contains(err.Error(), "built-ins: renewal-race") {
+		t.Fatalf("unknown name: %v", err)
+	}
+	if _, err := scenario.Load(dir); err == nil || !strings.Contains(err.Error(), "directory") {
+		t.Fatalf("directory: %v", err)
+	}
+	big := filepath.Join(dir, "big.yaml")
+	if err := os.WriteFile(big, make([]byte, scenario.MaxFileSize+1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := scenario.Load(big); err == nil || !strings.Contains(err.Error(), "at most") {
+		t.Fatalf("big file: %v", err)
+	}
+}
+
+func TestKnobHelpers(t *testing.T) {
+	if len(scenario.AllKnobs()) != 6 {
+		t.Fatal("want six settings")
+	}
+	if scenario.FencingOff.Next() != scenario.FencingStrict || scenario.FencingMonotonic.Next() != scenario.FencingOff {
+		t.Fatal("fencing cycle")
+	}
+	if scenario.RenewalBlind.Toggle() != scenario.RenewalCompare || scenario.RenewalCompare.Toggle() != scenario.RenewalBlind {
+		t.Fatal("renewal toggle")
+	}
+	if _, err := scenario.ParseFencing("strong"); err == nil || !strings.Contains(err.Error(), "off, strict or monotonic") {
+		t.Fatalf("ParseFencing: %v", err)
+	}
+}
