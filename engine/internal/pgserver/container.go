@@ -1,0 +1,149 @@
+package pgserver
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/moby/moby/client"
+	"github.com/testcontainers/testcontainers-go"
+	tclog "github.com/testcontainers/testcontainers-go/log"
+	"github.com/testcontainers/testcontainers-go/modules/postgres"
+)
+
+// DefaultPGImage is the image the container provider runs unless told
+// otherwise by ContainerProvider.Image or LEASERACE_PG_IMAGE.
+const DefaultPGImage = "postgres:16-alpine"
+
+// ContainerProvider runs PostgreSQL in a Docker container through
+// testcontainers-go. Close removes the container.
+type ContainerProvider struct {
+	// Image is the PostgreSQL image; empty means LEASERACE_PG_IMAGE, then
+	// DefaultPGImage. It must behave like the official postgres image.
+	Image string
+}
+
+// Name is the provider's name on the command line.
+func (ContainerProvider) Name() string { return "container" }
+
+const (
+	// dockerCheckTimeout keeps "is Docker there?" from holding up start-up.
+	dockerCheckTimeout = 2 * time.Second
+	// containerStopTimeout bounds removal, also when the caller's ctx is done.
+	containerStopTimeout = 30 * time.Second
+	containerUser        = "leaserace"
+	containerDatabase    = "leaserace"
+)
+
+func (p ContainerProvider) image() string {
+	if p.Image != "" {
+		return p.Image
+	}
+	if img := os.Getenv("LEASERACE_PG_IMAGE"); img != "" {
+		return img
+	}
+	return DefaultPGImage
+}
+
+// Start brings the server up; progress, if not nil, hears what it does.
+func (p ContainerProvider) Start(ctx context.Context, progress func(string)) (*Server, error) {
+	began := time.Now()
+	image := p.image()
+
+	report(progress, "checking Docker")
+	if err := DockerAvailable(ctx); err != nil {
+		return nil, err
+	}
+
+	// A fresh password each time: the port is published on the host, and the
+	// password is what keeps other local users out. rand.Text is URL-safe.
+	password := rand.Text()
+	report(progress, "starting container "+image)
+	ctr, err := postgres.Run(ctx, image,
+		// testcontainers writes to stderr by default, which would tear
+		// through a terminal UI; progress lines say what matters.
+		testcontainers.WithLogger(tclog.NewNoopLogger()),
+		postgres.WithDatabase(containerDatabase),
+		postgres.WithUsername(containerUser),
+		postgres.WithPassword(password),
+		postgres.BasicWaitStrategies(),
+		testcontainers.WithAdditionalLifecycleHooks(testcontainers.ContainerLifecycleHooks{
+			PostStarts: []testcontainers.ContainerHook{func(context.Context, testcontainers.Container) error {
+				report(progress, "waiting for PostgreSQL")
+				return nil
+			}},
+		}),
+	)
+	stop := func(ctx context.Context) error {
+		if ctr == nil {
+			return nil
+		}
+		// Our own bound, not the caller's ctx alone: after a Ctrl-C that ctx
+		// is done, and the container must go all the same.
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), containerStopTimeout)
+		defer cancel()
+		if err := ctr.Terminate(ctx, testcontainers.StopTimeout(time.Second)); err != nil {
+			return fmt.Errorf("removing the PostgreSQL container %s: %w", shortID(ctr.GetContainerID()), err)
+		}
+		return nil
+	}
+	fail := func(err error) (*Server, error) {
+		return nil, withoutSecret(errors.Join(err, stop(ctx)), password)
+	}
+	if err != nil {
+		return fail(fmt.Errorf("starting a PostgreSQL container from %s: %w%s", image, err, imageHint(image)))
+	}
+
+	dsn, err := ctr.ConnectionString(ctx, "sslmode=disable")
+	if err != nil {
+		return fail(fmt.Errorf("finding the PostgreSQL container's address: %w", err))
+	}
+	version, err := serverVersion(ctx, dsn)
+	if err != nil {
+		return fail(fmt.Errorf("connecting to the PostgreSQL container: %w", err))
+	}
+	return &Server{
+		Provider: "container",
+		DSN:      dsn,
+		Took:     time.Since(began),
+		Version:  version,
+		ID:       ctr.GetContainerID(),
+		stop:     stop,
+	}, nil
+}
+
+// imageHint adds advice when the default image could not be had.
+func imageHint(image string) string {
+	if image != DefaultPGImage {
+		return ""
+	}
+	return " (if this machine cannot pull images, build a local one and name it with LEASERACE_PG_IMAGE)"
+}
+
+func shortID(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}
+
+// DockerAvailable reports whether a Docker engine answers, within about two
+// seconds. It finds the engine the way testcontainers-go does (DOCKER_HOST,
+// the Docker context, the usual sockets).
+func DockerAvailable(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, dockerCheckTimeout)
+	defer cancel()
+	const advice = "install Docker and start it (docker info must work), or use --pg local / --dsn"
+	cli, err := testcontainers.NewDockerClientWithOpts(ctx)
+	if err != nil {
+		return fmt.Errorf("no Docker engine answers: %s: %w", advice, err)
+	}
+	defer cli.Close()
+	if _, err := cli.Ping(ctx, client.PingOptions{}); err != nil {
+		return fmt.Errorf("no Docker engine answers: %s: %w", advice, err)
+	}
+	return nil
+}

@@ -1,0 +1,278 @@
+package pgserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// LocalProvider runs a throwaway PostgreSQL cluster from the server binaries
+// installed on this machine. The cluster lives in a temporary directory,
+// listens only on a Unix socket there, and is deleted by Close.
+type LocalProvider struct {
+	// Dir is where the temporary directory is made; empty means os.TempDir().
+	// Keep it short: a Unix socket path must fit in about 100 bytes.
+	Dir string
+}
+
+// Name is the provider's name on the command line.
+func (LocalProvider) Name() string { return "local" }
+
+// ErrNoServerBinaries means this machine has no PostgreSQL server installed.
+var ErrNoServerBinaries = errors.New("PostgreSQL server binaries not found: install postgresql (Debian: apt-get install postgresql) or use --pg container / --dsn")
+
+// The local cluster always uses this port number: with no TCP listener
+// it only names the socket file inside our private directory, so it cannot
+// clash with another server. Saying it explicitly keeps a PGPORT in the
+// environment from sending the server or the client elsewhere.
+const localPort = "5432"
+
+// Start brings the server up; progress, if not nil, hears what it does.
+func (p LocalProvider) Start(ctx context.Context, progress func(string)) (*Server, error) {
+	began := time.Now()
+	initdb, postgres, err := findServerBinaries()
+	if err != nil {
+		return nil, err
+	}
+	cred, err := serverCredential()
+	if err != nil {
+		return nil, err
+	}
+
+	dir, err := os.MkdirTemp(p.Dir, "leaserace-pg-")
+	if err != nil {
+		return nil, fmt.Errorf("making a directory for the local PostgreSQL cluster: %w", err)
+	}
+	started := false
+	defer func() {
+		if !started {
+			os.RemoveAll(dir)
+		}
+	}()
+	if cred != nil {
+		if err := os.Chown(dir, int(cred.Uid), int(cred.Gid)); err != nil {
+			return nil, fmt.Errorf("handing %s to the postgres user: %w", dir, err)
+		}
+	}
+	data := filepath.Join(dir, "data")
+
+	report(progress, "initdb")
+	cmd := exec.CommandContext(ctx, initdb, "-D", data, "-U", "postgres",
+		"--auth=trust", "-E", "UTF8", "--locale=C", "--no-sync")
+	cmd.Dir = dir // the postgres user may not be allowed into our working directory
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("initdb failed: %w\n%s", err, lastLines(out, 15))
+	}
+
+	report(progress, "starting postgres")
+	logPath := filepath.Join(dir, "server.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return nil, fmt.Errorf("making the server log file: %w", err)
+	}
+	defer logFile.Close() // the child holds its own copy
+	// Not CommandContext: ctx only bounds the start, the server must outlive it.
+	srv := exec.Command(postgres, "-D", data, "-k", dir, "-p", localPort,
+		"-c", "listen_addresses=",
+		"-c", "fsync=off", "-c", "full_page_writes=off", "-c", "synchronous_commit=off")
+	srv.Dir = dir
+	srv.Stdout = logFile
+	srv.Stderr = logFile
+	srv.SysProcAttr = &syscall.SysProcAttr{
+		Credential: cred,
+		// Its own process group, so a Ctrl-C in the terminal reaches only us
+		// and we stop the server in order.
+		Setpgid: true,
+		// If leaserace is killed outright, the server goes with it. (The
+		// signal follows the forking thread; Go keeps its threads alive.)
+		Pdeathsig: syscall.SIGKILL,
+	}
+	if err := srv.Start(); err != nil {
+		return nil, fmt.Errorf("starting %s: %w", postgres, err)
+	}
+	exited := make(chan struct{})
+	go func() {
+		srv.Wait()
+		close(exited)
+	}()
+	stop := func(ctx context.Context) error {
+		err := stopProcessGroup(ctx, srv.Process.Pid, exited)
+		if rmErr := os.RemoveAll(dir); rmErr != nil {
+			err = errors.Join(err, fmt.Errorf("removing the local cluster's directory: %w", rmErr))
+		}
+		return err
+	}
+
+	dsn := (&url.URL{
+		Scheme: "postgres",
+		User:   url.User("postgres"),
+		Path:   "/postgres",
+		// Slashes stay readable: they are legal in a query.
+		RawQuery: "host=" + strings.ReplaceAll(url.QueryEscape(dir), "%2F", "/") +
+			"&port=" + localPort + "&sslmode=disable",
+	}).String()
+	version, err := waitForLocal(ctx, dsn, exited)
+	if err != nil {
+		stopErr := stop(ctx)
+		log, _ := os.ReadFile(logPath)
+		return nil, errors.Join(fmt.Errorf("%w\nserver log:\n%s", err, lastLines(log, 15)), stopErr)
+	}
+	started = true
+	return &Server{Provider: "local", DSN: dsn, Took: time.Since(began), Version: version, ID: dir, stop: stop}, nil
+}
+
+// waitForLocal connects until the server answers, it dies, or ctx ends.
+func waitForLocal(ctx context.Context, dsn string, exited <-chan struct{}) (string, error) {
+	// A bound of our own, in case the caller's ctx has none.
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		version, err := serverVersion(ctx, dsn)
+		if err == nil {
+			return version, nil
+		}
+		select {
+		case <-exited:
+			return "", errors.New("the local PostgreSQL server stopped while starting")
+		case <-ctx.Done():
+			return "", fmt.Errorf("the local PostgreSQL server did not accept connections in time: %w", err)
+		case <-tick.C:
+		}
+	}
+}
+
+// stopProcessGroup asks the server to shut down fast, then immediately, then
+// kills its whole process group. It waits for the postmaster to exit, bounded
+// by ctx and by a few seconds per step; a done ctx goes straight to the kill,
+// so Close still cleans up after Ctrl-C.
+func stopProcessGroup(ctx context.Context, pid int, exited <-chan struct{}) error {
+	steps := []struct {
+		sig  syscall.Signal
+		wait time.Duration
+	}{
+		{syscall.SIGINT, 5 * time.Second},  // fast shutdown
+		{syscall.SIGQUIT, 2 * time.Second}, // immediate shutdown
+	}
+	for _, s := range steps {
+		if ctx.Err() != nil {
+			break
+		}
+		if err := syscall.Kill(pid, s.sig); err != nil {
+			break // already gone, or not ours: the kill below settles it
+		}
+		t := time.NewTimer(s.wait)
+		select {
+		case <-exited:
+			t.Stop()
+			return nil
+		case <-ctx.Done():
+		case <-t.C:
+		}
+		t.Stop()
+	}
+	select {
+	case <-exited:
+		return nil
+	default:
+	}
+	// The negative pid reaches the backends too.
+	syscall.Kill(-pid, syscall.SIGKILL)
+	select {
+	case <-exited:
+		return nil
+	case <-time.After(5 * time.Second):
+		return fmt.Errorf("the local PostgreSQL server (pid %d) did not exit after SIGKILL", pid)
+	}
+}
+
+// serverCredential says whom the server must run as: nil means ourselves.
+// PostgreSQL refuses to run as root, so root hands it to the postgres user.
+func serverCredential() (*syscall.Credential, error) {
+	if os.Geteuid() != 0 {
+		return nil, nil
+	}
+	u, err := user.Lookup("postgres")
+	if err != nil {
+		return nil, fmt.Errorf("PostgreSQL will not run as root and there is no postgres user to run it as (install postgresql, create that user, or run leaserace as a normal user): %w", err)
+	}
+	uid, err := strconv.ParseUint(u.Uid, 10, 32)
+	if err != nil {
+		return nil, fmt.Errorf("reading the postgres user's uid %q: %w", u.Uid, err)
+	}
+	gid, err := strconv.ParseUint(u.Gid, 10, 32)
+	if err != nil {
+		return nil, fmt.Errorf("reading the postgres user's gid %q: %w", u.Gid, err)
+	}
+	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
+}
+
+// findServerBinaries looks for initdb and postgres side by side: on PATH
+// (also behind a symlink there), then in Debian's versioned directories,
+// newest first, then where a source build installs them.
+func findServerBinaries() (initdb, postgres string, err error) {
+	var dirs []string
+	if p, err := exec.LookPath("initdb"); err == nil {
+		dirs = append(dirs, filepath.Dir(p))
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			dirs = append(dirs, filepath.Dir(real))
+		}
+	}
+	debian, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	slices.SortFunc(debian, func(a, b string) int {
+		return compareVersions(filepath.Base(filepath.Dir(b)), filepath.Base(filepath.Dir(a)))
+	})
+	dirs = append(dirs, debian...)
+	dirs = append(dirs, "/usr/local/pgsql/bin")
+	for _, d := range dirs {
+		i, p := filepath.Join(d, "initdb"), filepath.Join(d, "postgres")
+		if isExecutable(i) && isExecutable(p) {
+			return i, p, nil
+		}
+	}
+	return "", "", ErrNoServerBinaries
+}
+
+func isExecutable(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
+}
+
+// compareVersions orders "9.6" before "15" before "16".
+func compareVersions(a, b string) int {
+	as, bs := strings.Split(a, "."), strings.Split(b, ".")
+	for i := 0; i < len(as) || i < len(bs); i++ {
+		var x, y int
+		if i < len(as) {
+			x, _ = strconv.Atoi(as[i])
+		}
+		if i < len(bs) {
+			y, _ = strconv.Atoi(bs[i])
+		}
+		if x != y {
+			return x - y
+		}
+	}
+	return 0
+}
+
+// lastLines keeps the end of a tool's output for an error message.
+func lastLines(out []byte, n int) string {
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,298 @@
+// Package pgtest gives tests real PostgreSQL servers and makes sure they go
+// away afterwards.
+//
+// A package that uses it calls Main from its TestMain:
+//
+//	func TestMain(m *testing.M) { pgtest.Main(m) }
+//
+// Servers start on first use and are shared by the package's tests; Main
+// stops them when the tests end. Should the test process die first (a
+// panic, a -timeout, Ctrl-C), a small watcher process removes them.
+//
+// Environment:
+//
+//	LEASERACE_TEST_DSN          use this server instead of starting one
+//	LEASERACE_REQUIRE_POSTGRES  "1": a missing server fails the test instead of skipping it
+//	LEASERACE_PG_IMAGE          the image for the container provider
+package pgtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/leaserace/leaserace/engine/internal/pgserver"
+)
+
+const (
+	envTestDSN = "LEASERACE_TEST_DSN"
+	envRequire = "LEASERACE_REQUIRE_POSTGRES"
+
+	// startTimeout is generous: a container's first start on a busy CI
+	// machine can take a while.
+	startTimeout = 4 * time.Minute
+	closeTimeout = time.Minute
+)
+
+// NamedDSN is a server for a test and the provider that gave it.
+type NamedDSN struct {
+	Provider string
+	DSN      string
+}
+
+// current is what Main set up for this test binary. It is the package's one
+// mutable global: DSN and Servers get only a testing.TB, so they need a
+// place to find the servers Main will stop.
+var current *harness
+
+// Main runs the package's tests, then stops every server they started, and
+// exits. Call it from TestMain.
+func Main(m *testing.M) {
+	if os.Getenv(envWatcher) != "" {
+		os.Exit(watch(os.Stdin, os.Stderr))
+	}
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) (code int) {
+	setDockerDefaults()
+	h := newHarness()
+	current = h
+	// Deferred so a panic on the main goroutine still stops the servers;
+	// panics inside tests kill the process, and the watcher covers those.
+	defer func() {
+		current = nil
+		if err := h.close(); err != nil {
+			fmt.Fprintf(os.Stderr, "pgtest: %v\n", err)
+			if code == 0 {
+				code = 1
+			}
+		}
+	}()
+	return m.Run()
+}
+
+// setDockerDefaults fills in two testcontainers settings unless the person
+// running the tests chose otherwise. Tests must reach containers through
+// loopback, and the reaper container testcontainers would pull is not
+// needed: Main and the watcher remove what the tests start.
+func setDockerDefaults() {
+	host := os.Getenv("DOCKER_HOST")
+	if _, set := os.LookupEnv("TESTCONTAINERS_HOST_OVERRIDE"); !set && (host == "" || strings.HasPrefix(host, "unix://")) {
+		os.Setenv("TESTCONTAINERS_HOST_OVERRIDE", "127.0.0.1")
+	}
+	if _, set := os.LookupEnv("TESTCONTAINERS_RYUK_DISABLED"); !set {
+		os.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
+	}
+}
+
+// DSN returns a connection string for a real server: LEASERACE_TEST_DSN if
+// set, else the package's local cluster. Without one the test is skipped,
+// or failed under LEASERACE_REQUIRE_POSTGRES=1.
+func DSN(t testing.TB) string {
+	t.Helper()
+	if dsn := os.Getenv(envTestDSN); dsn != "" {
+		return dsn
+	}
+	srv, err := mustHarness(t).local.get()
+	if err != nil {
+		unavailable(t, fmt.Sprintf("no PostgreSQL server for this test (set %s, or install PostgreSQL): %v", envTestDSN, err))
+	}
+	return srv.DSN
+}
+
+// Servers returns a server from every provider this machine offers: "local"
+// (the package's local cluster), "container" (when a Docker engine
+// answers) and "dsn" (LEASERACE_TEST_DSN, or else the local cluster reached
+// through the dsn provider's PG* variables path). A missing provider is
+// logged, or fails the test under LEASERACE_REQUIRE_POSTGRES=1; with none
+// at all the test is skipped.
+func Servers(t testing.TB) []NamedDSN {
+	t.Helper()
+	h := mustHarness(t)
+	var out []NamedDSN
+	var missing []string
+	for _, p := range []struct {
+		name string
+		l    *lazyServer
+	}{{"local", &h.local}, {"container", &h.container}, {"dsn", &h.dsn}} {
+		srv, err := p.l.get()
+		if err != nil {
+			missing = append(missing, fmt.Sprintf("%s: %v", p.name, err))
+			continue
+		}
+		out = append(out, NamedDSN{Provider: p.name, DSN: srv.DSN})
+	}
+	if len(missing) > 0 {
+		msg := "providers not available here:\n  " + strings.Join(missing, "\n  ")
+		if required() {
+			t.Errorf("%s\n(%s=1 requires all of them)", msg, envRequire)
+		} else {
+			t.Log(msg)
+		}
+	}
+	if len(out) == 0 {
+		unavailable(t, "no PostgreSQL provider works on this machine")
+	}
+	return out
+}
+
+func required() bool { return os.Getenv(envRequire) == "1" }
+
+// unavailable skips the test, or fails it when servers are required.
+func unavailable(t testing.TB, why string) {
+	t.Helper()
+	if required() {
+		t.Fatalf("%s (%s=1)", why, envRequire)
+	}
+	t.Skip(why)
+}
+
+func mustHarness(t testing.TB) *harness {
+	t.Helper()
+	h := current
+	if h == nil {
+		t.Fatal("pgtest: this package needs func TestMain(m *testing.M) { pgtest.Main(m) }")
+	}
+	return h
+}
+
+// harness holds the servers of one test binary.
+type harness struct {
+	local, container, dsn lazyServer
+	watcher               watcherLink
+}
+
+func newHarness() *harness {
+	h := &harness{}
+	h.local.start = func(ctx context.Context) (*pgserver.Server, error) {
+		return h.started(pgserver.LocalProvider{}.Start(ctx, nil))
+	}
+	h.container.start = func(ctx context.Context) (*pgserver.Server, error) {
+		// Checked first so a machine without Docker answers in a moment.
+		if err := pgserver.DockerAvailable(ctx); err != nil {
+			return nil, err
+		}
+		return h.started(pgserver.ContainerProvider{}.Start(ctx, nil))
+	}
+	h.dsn.start = func(ctx context.Context) (*pgserver.Server, error) {
+		if dsn := os.Getenv(envTestDSN); dsn != "" {
+			return pgserver.DSNProvider{DSN: dsn}.Start(ctx, nil)
+		}
+		local, err := h.local.get()
+		if err != nil {
+			return nil, err
+		}
+		return dsnFromEnvironment(ctx, local.DSN)
+	}
+	return h
+}
+
+// started hands a new server to the watcher before anyone uses it.
+func (h *harness) started(srv *pgserver.Server, err error) (*pgserver.Server, error) {
+	if err == nil {
+		h.watcher.add(srv)
+	}
+	return srv, err
+}
+
+// close stops the servers: the dsn one first, as it may ride on the local
+// one. It waits for a server still starting, and no new one starts after.
+func (h *harness) close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+	defer cancel()
+	var errs []error
+	for _, l := range []*lazyServer{&h.dsn, &h.container, &h.local} {
+		if srv := l.seal(); srv != nil {
+			if err := srv.Close(ctx); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	if len(errs) == 0 {
+		h.watcher.release()
+	}
+	// Otherwise the watcher stays and tries once more when we exit.
+	return errors.Join(errs...)
+}
+
+// lazyServer starts one server on first use.
+type lazyServer struct {
+	once  sync.Once
+	start func(context.Context) (*pgserver.Server, error)
+	srv   *pgserver.Server
+	err   error
+}
+
+var errClosed = errors.New("pgtest: the tests are over; no server starts now")
+
+func (l *lazyServer) get() (*pgserver.Server, error) {
+	l.once.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+		defer cancel()
+		l.srv, l.err = l.start(ctx)
+	})
+	return l.srv, l.err
+}
+
+// seal waits for a start in progress, stops any later one, and returns the
+// server if one started.
+func (l *lazyServer) seal() *pgserver.Server {
+	l.once.Do(func() { l.err = errClosed })
+	return l.srv
+}
+
+// dsnFromEnvironment reaches the local cluster the way a person with PG*
+// variables would, so the dsn provider's environment path runs for real.
+// The variables name only what the cluster's own DSN states outright, so a
+// test connecting at the same moment ends up at the same place either way.
+func dsnFromEnvironment(ctx context.Context, localDSN string) (*pgserver.Server, error) {
+	u, err := url.Parse(localDSN)
+	if err != nil {
+		return nil, fmt.Errorf("reading the local cluster's DSN: %w", err)
+	}
+	q := u.Query()
+	vars := map[string]string{
+		"PGHOST":       q.Get("host"),
+		"PGPORT":       q.Get("port"),
+		"PGUSER":       u.User.Username(),
+		"PGDATABASE":   strings.TrimPrefix(u.Path, "/"),
+		"PGSSLMODE":    q.Get("sslmode"),
+		"DATABASE_URL": "", // it would win over the PG* variables
+	}
+	restore := setenv(vars)
+	defer restore()
+	return pgserver.DSNProvider{}.Start(ctx, nil)
+}
+
+// setenv sets (or, for "", unsets) variables and returns how to undo it.
+func setenv(vars map[string]string) (restore func()) {
+	old := make(map[string]*string, len(vars))
+	for k, v := range vars {
+		if prev, ok := os.LookupEnv(k); ok {
+			old[k] = &prev
+		} else {
+			old[k] = nil
+		}
+		if v == "" {
+			os.Unsetenv(k)
+		} else {
+			os.Setenv(k, v)
+		}
+	}
+	return func() {
+		for k, v := range old {
+			if v == nil {
+				os.Unsetenv(k)
+			} else {
+				os.Setenv(k, *v)
+			}
+		}
+	}
+}

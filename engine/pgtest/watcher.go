@@ -1,0 +1,197 @@
+package pgtest
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/leaserace/leaserace/engine/internal/pgserver"
+	"github.com/moby/moby/client"
+	"github.com/testcontainers/testcontainers-go"
+)
+
+// A panic inside a test, a -timeout or a Ctrl-C ends the test process
+// without running Main's deferred cleanup, and with no reaper container
+// nothing else would remove what the tests started. So the first server
+// started also starts a watcher: this same test binary, run again with
+// envWatcher set. It reads one line per server from a pipe, and if the pipe
+// closes without a final "done" line it removes them itself.
+const envWatcher = "LEASERACE_PGTEST_WATCHER"
+
+const watcherDone = "done"
+
+// watcherLink is the test process's end of the pipe.
+type watcherLink struct {
+	mu    sync.Mutex
+	cmd   *exec.Cmd
+	pipe  io.WriteCloser
+	err   error // the watcher could not start; servers still get closed by Main
+	tried bool
+}
+
+// add tells the watcher about a server, starting the watcher if need be.
+func (w *watcherLink) add(srv *pgserver.Server) {
+	if srv.ID == "" {
+		return // not ours to remove
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.tried {
+		w.tried = true
+		w.err = w.start()
+		if w.err != nil {
+			fmt.Fprintf(os.Stderr, "pgtest: no watcher, so a crashed test may leave servers behind: %v\n", w.err)
+		}
+	}
+	if w.err != nil {
+		return
+	}
+	if _, err := fmt.Fprintf(w.pipe, "%s %s\n", srv.Provider, srv.ID); err != nil {
+		fmt.Fprintf(os.Stderr, "pgtest: telling the watcher about %s: %v\n", srv.ID, err)
+	}
+}
+
+func (w *watcherLink) start() error {
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("finding the test binary: %w", err)
+	}
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), envWatcher+"=1")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	// Its own process group, so the Ctrl-C that kills the tests spares it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	pipe, err := cmd.StdinPipe()
+	if err != nil {
+		return fmt.Errorf("making the watcher's pipe: %w", err)
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting the watcher: %w", err)
+	}
+	w.cmd, w.pipe = cmd, pipe
+	return nil
+}
+
+// release tells the watcher everything is cleaned up and waits for it.
+func (w *watcherLink) release() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.cmd == nil {
+		return
+	}
+	fmt.Fprintln(w.pipe, watcherDone)
+	w.pipe.Close()
+	w.cmd.Wait()
+	w.cmd = nil
+}
+
+// watch is the watcher process: it returns the exit code.
+func watch(in io.Reader, log io.Writer) int {
+	var servers []string
+	sc := bufio.NewScanner(in)
+	for sc.Scan() {
+		if sc.Text() == watcherDone {
+			return 0
+		}
+		servers = append(servers, sc.Text())
+	}
+	// The test process went away without cleaning up: do it for it.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	code := 0
+	for _, line := range servers {
+		provider, id, _ := strings.Cut(line, " ")
+		var err error
+		switch provider {
+		case "local":
+			err = removeLocal(id)
+		case "container":
+			err = removeContainer(ctx, id)
+		default:
+			err = fmt.Errorf("unknown provider %q", provider)
+		}
+		if err != nil {
+			fmt.Fprintf(log, "pgtest watcher: the tests died and %s server %s could not be removed: %v\n", provider, id, err)
+			code = 1
+			continue
+		}
+		fmt.Fprintf(log, "pgtest watcher: the tests died; removed their %s server %s\n", provider, id)
+	}
+	return code
+}
+
+// removeLocal kills what is left of a local cluster and deletes its
+// directory. The server normally died with the test process already (it
+// runs with a parent-death signal); this covers the rest.
+func removeLocal(dir string) error {
+	// Only ever a directory the local provider made.
+	if !filepath.IsAbs(dir) || !strings.HasPrefix(filepath.Base(dir), "leaserace-pg-") {
+		return fmt.Errorf("refusing to remove %q: not a local cluster directory", dir)
+	}
+	if pid := postmasterPID(dir); pid > 0 {
+		// The server leads its own process group: this reaches its backends.
+		syscall.Kill(-pid, syscall.SIGKILL)
+		for i := 0; i < 100 && processAlive(pid); i++ {
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("removing %s: %w", dir, err)
+	}
+	return nil
+}
+
+// postmasterPID reads the server's pid from its lock file, and checks that
+// the process with that pid still runs on this data directory.
+func postmasterPID(dir string) int {
+	data := filepath.Join(dir, "data")
+	b, err := os.ReadFile(filepath.Join(data, "postmaster.pid"))
+	if err != nil {
+		return 0
+	}
+	first, _, _ := strings.Cut(string(b), "\n")
+	pid, err := strconv.Atoi(strings.TrimSpace(first))
+	if err != nil || pid <= 0 {
+		return 0
+	}
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil || !strings.Contains(string(cmdline), data) {
+		return 0
+	}
+	return pid
+}
+
+// processAlive treats a zombie as gone: it holds no files, and in a
+// container nobody may ever reap it.
+func processAlive(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// The state letter follows the command name in parentheses.
+	i := strings.LastIndexByte(string(stat), ')')
+	return i < 0 || i+2 >= len(stat) || stat[i+2] != 'Z'
+}
+
+func removeContainer(ctx context.Context, id string) error {
+	cli, err := testcontainers.NewDockerClientWithOpts(ctx)
+	if err != nil {
+		return fmt.Errorf("reaching Docker: %w", err)
+	}
+	defer cli.Close()
+	_, err = cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+	if cerrdefs.IsNotFound(err) {
+		return nil // the tests got to it first
+	}
+	return err
+}
