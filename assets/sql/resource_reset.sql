@@ -1,3 +1,3 @@
-WITH cleared AS (DELETE FROM effects)
-INSERT INTO resource_state (id, epoch, value) VALUES (1, $1, $2)
-ON CONFLICT (id) DO UPDATE SET epoch = EXCLUDED.epoch, value = EXCLUDED.value
+UPDATE resource_state SET epoch = $1, value = $2
+WHERE id = 1
+RETURNING epoch, value

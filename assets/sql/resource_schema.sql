@@ -5,12 +5,17 @@ CREATE TABLE IF NOT EXISTS resource_state (
     epoch bigint NOT NULL CHECK (epoch >= 0),
     value jsonb  NOT NULL
 );
+-- seq counts from 1 after every reset (see resource_record.sql), so replays
+-- and transcripts number their effects the same way each time.
 CREATE TABLE IF NOT EXISTS effects (
-    seq      bigserial PRIMARY KEY,
-    actor    text    NOT NULL,
-    epoch    bigint  NOT NULL,
-    value    jsonb   NOT NULL,
-    accepted boolean NOT NULL,
-    reason   text    NOT NULL,
-    stored_epoch bigint NOT NULL
-)
+    seq          bigint  PRIMARY KEY,
+    actor        text    NOT NULL,
+    epoch        bigint  NOT NULL,
+    value        jsonb   NOT NULL,
+    accepted     boolean NOT NULL,
+    reason       text    NOT NULL,
+    stored_epoch bigint  NOT NULL
+);
+-- The row always exists, so every write and reset can lock it.
+INSERT INTO resource_state (id, epoch, value) VALUES (1, 0, 'null')
+ON CONFLICT (id) DO NOTHING

@@ -1,3 +1,0 @@
-SELECT seq, actor, epoch, value, accepted, reason, stored_epoch
-FROM effects
-ORDER BY seq

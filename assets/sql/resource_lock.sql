@@ -1,0 +1,1 @@
+SELECT epoch, value FROM resource_state WHERE id = 1 FOR UPDATE

@@ -1,1 +1,0 @@
-SELECT epoch, value FROM resource_state WHERE id = 1
