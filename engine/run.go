@@ -125,7 +125,7 @@ func (r *Run) connect(ctx context.Context) error {
 	if r.res == nil {
 		r.res, err = StartResource(ctx, ResourceConfig{
 			DSN:     r.cfg.DSN,
-			Schema:  r.schema + "_res",
+			Schema:  r.resourceSchema(),
 			Fencing: r.knobs.Fencing,
 			AppName: "leaserace resource " + r.schema,
 		})
@@ -140,6 +140,8 @@ func (r *Run) connect(ctx context.Context) error {
 	r.rc = NewResourceClient(r.res.URL(), r.hc)
 	return nil
 }
+
+func (r *Run) resourceSchema() string { return r.schema + "_res" }
 
 // dial opens one session whose application_name names the actor, so
 // pg_stat_activity shows who is who, with search_path on the run's schema.
@@ -175,8 +177,12 @@ func (r *Run) Close(ctx context.Context) error {
 	}
 	if r.admin != nil {
 		if !r.admin.IsClosed() {
-			if _, err := r.admin.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{r.schema}.Sanitize()+" CASCADE"); err != nil {
-				errs = append(errs, fmt.Errorf("cannot drop the run's schema %s: %w", r.schema, err))
+			// The resource keeps a schema it was given by name, so the run
+			// drops both of its own.
+			for _, s := range []string{r.schema, r.resourceSchema()} {
+				if _, err := r.admin.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{s}.Sanitize()+" CASCADE"); err != nil {
+					errs = append(errs, fmt.Errorf("cannot drop the run's schema %s: %w", s, err))
+				}
 			}
 		}
 		_ = r.admin.Close(ctx)
