@@ -1,0 +1,162 @@
+package pgtest
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/moby/moby/client"
+	"github.com/testcontainers/testcontainers-go"
+)
+
+func TestMain(m *testing.M) { Main(m) }
+
+// envCrash makes TestCrashingChild start servers and then die; the other
+// tests run this test binary that way as a child process.
+const envCrash = "LEASERACE_PGTEST_CRASH"
+
+func TestCrashingChild(t *testing.T) {
+	how := os.Getenv(envCrash)
+	if how == "" {
+		t.Skip("only runs as a child of TestWatcherCleansUp")
+	}
+	fmt.Printf("server local %s\n", DSN(t))
+	if how == "panic" {
+		for _, s := range Servers(t) {
+			fmt.Printf("server %s %s\n", s.Provider, s.DSN)
+		}
+	}
+	fmt.Println("ready")
+	if how == "panic" {
+		panic("a test that panics with servers running")
+	}
+	time.Sleep(time.Minute) // until the parent interrupts us
+}
+
+func TestWatcherCleansUp(t *testing.T) {
+	DSN(t) // skips or fails here the way the child would
+	for _, how := range []string{"panic", "interrupt"} {
+		t.Run(how, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestCrashingChild$", "-test.v")
+			cmd.Env = append(os.Environ(), envCrash+"="+how)
+			// The child and its watcher both write here; reading to the end
+			// means waiting for the watcher to finish too.
+			out, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd.Stderr = cmd.Stdout
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			var servers []string
+			var transcript strings.Builder
+			sc := bufio.NewScanner(out)
+			for sc.Scan() {
+				line := sc.Text()
+				transcript.WriteString(line + "\n")
+				if s, ok := strings.CutPrefix(line, "server "); ok {
+					servers = append(servers, s)
+				}
+				if line == "ready" && how == "interrupt" {
+					// What a Ctrl-C in the terminal does to the test process.
+					syscall.Kill(cmd.Process.Pid, syscall.SIGINT)
+				}
+			}
+			if err := cmd.Wait(); err == nil {
+				t.Fatalf("the child did not die:\n%s", transcript.String())
+			}
+			if len(servers) == 0 {
+				t.Fatalf("the child started no server:\n%s", transcript.String())
+			}
+			t.Logf("child and watcher said:\n%s", transcript.String())
+			for _, s := range servers {
+				provider, dsn, _ := strings.Cut(s, " ")
+				switch provider {
+				case "local":
+					assertLocalGone(t, dsn)
+				case "container":
+					assertContainerGone(t, ctx, dsn)
+				}
+			}
+		})
+	}
+}
+
+func assertLocalGone(t *testing.T, dsn string) {
+	t.Helper()
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := u.Query().Get("host")
+	if !strings.Contains(dir, "leaserace-pg-") {
+		return // LEASERACE_TEST_DSN: not ours
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("%s survived the crash (stat: %v)", dir, err)
+	}
+	paths, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range paths {
+		if b, err := os.ReadFile(p); err == nil && strings.Contains(string(b), dir) {
+			t.Errorf("a process still runs on %s: %s", dir, strings.ReplaceAll(string(b), "\x00", " "))
+		}
+	}
+}
+
+func assertContainerGone(t *testing.T, ctx context.Context, dsn string) {
+	t.Helper()
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cli, err := testcontainers.NewDockerClientWithOpts(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	list, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range list.Items {
+		for _, p := range c.Ports {
+			if fmt.Sprint(p.PublicPort) == u.Port() {
+				t.Errorf("container %s on port %s survived the crash", c.ID, u.Port())
+			}
+		}
+	}
+}
+
+func TestDSNFromEnvironmentLeavesEnvironmentAlone(t *testing.T) {
+	dsn := DSN(t)
+	if !strings.Contains(dsn, "leaserace-pg-") {
+		t.Skip("needs the local cluster")
+	}
+	t.Setenv("DATABASE_URL", "postgres://elsewhere/db")
+	t.Setenv("PGHOST", "")
+	os.Unsetenv("PGHOST")
+	srv, err := dsnFromEnvironment(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if srv.Provider != "dsn" || !strings.Contains(srv.DSN, "leaserace-pg-") {
+		t.Errorf("server %+v", srv)
+	}
+	if got := os.Getenv("DATABASE_URL"); got != "postgres://elsewhere/db" {
+		t.Errorf("DATABASE_URL became %q", got)
+	}
+	if _, set := os.LookupEnv("PGHOST"); set {
+		t.Error("PGHOST stayed set")
+	}
+}
