@@ -3,11 +3,15 @@ package engine
 import (
 	"context"
 	"fmt"
+	"maps"
 	"regexp"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/leaserace/leaserace/scenario"
+	"golang.org/x/sync/errgroup"
 )
 
 // Vary is one named time swept over an inclusive range.
@@ -17,7 +21,8 @@ type Vary struct {
 	To   int64  `json:"to"`
 }
 
-// MaxExploreCells bounds a sweep so a typo cannot start a day-long run.
+// MaxExploreCells bounds a sweep (variants × six settings) so a typo
+// cannot start a day-long run.
 const MaxExploreCells = 100000
 
 var varyRE = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_]*)=([0-9]+)\.\.([0-9]+)$`)
@@ -67,67 +72,125 @@ func DefaultVary(sc *scenario.Scenario) ([]Vary, error) {
 	return []Vary{{Name: name, From: sc.Window.From, To: sc.Window.To}}, nil
 }
 
+// exploreLanes is how many runs an explore plays at once, each with its own
+// schema, sessions and resource. A cell is mostly waiting on round trips,
+// so a few lanes cut the sweep's time even on a two-core machine.
+const exploreLanes = 2
+
 // Explore re-runs the scenario on the server for every combination of the
-// varied times under every knob setting, on one run that swaps variants.
-// progress, if set, is told how many cells are done out of how many.
+// varied times under every knob setting. Cells come back in a fixed order:
+// the first varied name slowest, then the next, then the six settings. The
+// cells are shared out over a few runs that swap variants (Run.Replace).
+// progress, if set, is told how many cells are done out of how many; calls
+// never overlap.
 func Explore(ctx context.Context, dsn string, sc *scenario.Scenario, vary []Vary, progress func(done, total int)) (ExploreResult, error) {
 	res := ExploreResult{Scenario: sc.Name, Vary: vary}
 	start := time.Now()
-	combos := 1
-	for _, v := range vary {
-		if _, ok := sc.Times[v.Name]; !ok {
-			return res, fmt.Errorf("scenario %s has no time named %q (it has %v)", sc.Name, v.Name, sc.TimeNames())
-		}
-		n := int(v.To - v.From + 1)
-		if n <= 0 || combos*n > MaxExploreCells {
-			return res, fmt.Errorf("the sweep would run more than %d variants; narrow --vary", MaxExploreCells)
-		}
-		combos *= n
-	}
-	all := scenario.AllKnobs()
-	total := combos * len(all)
-	run, err := Open(ctx, Config{DSN: dsn, Scenario: sc, Knobs: all[0]})
+	variants, sets, err := planExplore(sc, vary)
 	if err != nil {
 		return res, err
 	}
-	defer func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		_ = run.Close(cctx)
-	}()
+	combos := len(variants)
+	all := scenario.AllKnobs()
+	total := combos * len(all)
+	cells := make([]ExploreCell, total)
+	var (
+		mu         sync.Mutex
+		next, done int
+	)
+	g, gctx := errgroup.WithContext(ctx)
+	for range min(exploreLanes, total) {
+		g.Go(func() error {
+			run, err := Open(gctx, Config{DSN: dsn, Scenario: sc, Knobs: all[0]})
+			if err != nil {
+				return err
+			}
+			defer func() {
+				cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+				defer cancel()
+				_ = run.Close(cctx)
+			}()
+			for {
+				mu.Lock()
+				i := next
+				next++
+				mu.Unlock()
+				if i >= total {
+					return nil
+				}
+				c, k := i/len(all), all[i%len(all)]
+				if err := run.Replace(gctx, variants[c], k); err != nil {
+					return err
+				}
+				if err := run.PlayAll(gctx); err != nil {
+					return fmt.Errorf("%s with %s: %w", describeSet(vary, sets[c]), k, err)
+				}
+				o := run.View().Outcome
+				cells[i] = ExploreCell{Renewal: k.Renewal, Fencing: k.Fencing, Values: maps.Clone(sets[c]), Effects: o.Effects, Verdict: o.Verdict}
+				mu.Lock()
+				done++
+				if progress != nil {
+					progress(done, total)
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return res, err
+	}
+	res.Cells = cells
+	res.Took = time.Since(start)
+	return res, nil
+}
+
+// CheckVary says whether a sweep can run, without a server: every name is
+// one of the scenario's times, named once, the sweep is not too large and
+// every variant is a valid scenario (a heartbeat still arrives after it is
+// sent, and so on).
+func CheckVary(sc *scenario.Scenario, vary []Vary) error {
+	_, _, err := planExplore(sc, vary)
+	return err
+}
+
+// planExplore builds every variant of the sweep, in cell order, with the
+// times it sets.
+func planExplore(sc *scenario.Scenario, vary []Vary) ([]*scenario.Scenario, []map[string]int64, error) {
+	if len(vary) == 0 {
+		return nil, nil, fmt.Errorf("nothing to vary: name at least one of %s's times", sc.Name)
+	}
+	combos := int64(1)
+	seen := map[string]bool{}
+	for _, v := range vary {
+		if _, ok := sc.Times[v.Name]; !ok {
+			return nil, nil, fmt.Errorf("scenario %s has no time named %q (it has %v)", sc.Name, v.Name, sc.TimeNames())
+		}
+		if seen[v.Name] {
+			return nil, nil, fmt.Errorf("%s is varied twice; vary each time once", v.Name)
+		}
+		seen[v.Name] = true
+		n := v.To - v.From + 1
+		if n <= 0 || combos*n*int64(len(scenario.AllKnobs())) > MaxExploreCells {
+			return nil, nil, fmt.Errorf("the sweep would run more than %d cells; narrow the ranges", MaxExploreCells)
+		}
+		combos *= n
+	}
+	variants := make([]*scenario.Scenario, combos)
+	sets := make([]map[string]int64, combos)
 	values := make([]int64, len(vary))
 	for i, v := range vary {
 		values[i] = v.From
 	}
-	for c := 0; c < combos; c++ {
-		set := map[string]int64{}
+	for c := range variants {
+		set := make(map[string]int64, len(vary))
 		for i, v := range vary {
 			set[v.Name] = values[i]
 		}
 		variant, err := sc.WithTimes(set)
 		if err != nil {
-			return res, err
+			return nil, nil, fmt.Errorf("%s: %w", describeSet(vary, set), err)
 		}
-		for _, k := range all {
-			if err := ctx.Err(); err != nil {
-				return res, err
-			}
-			if err := run.Replace(ctx, variant, k); err != nil {
-				return res, err
-			}
-			if err := run.PlayAll(ctx); err != nil {
-				return res, fmt.Errorf("%v with %s: %w", set, k, err)
-			}
-			o := run.View().Outcome
-			vals := make(map[string]int64, len(set))
-			for n, x := range set {
-				vals[n] = x
-			}
-			res.Cells = append(res.Cells, ExploreCell{Renewal: k.Renewal, Fencing: k.Fencing, Values: vals, Effects: o.Effects, Verdict: o.Verdict})
-			if progress != nil {
-				progress(len(res.Cells), total)
-			}
-		}
+		variants[c], sets[c] = variant, set
 		// Odometer over the varied names, last one fastest.
 		for i := len(vary) - 1; i >= 0; i-- {
 			values[i]++
@@ -137,6 +200,14 @@ func Explore(ctx context.Context, dsn string, sc *scenario.Scenario, vary []Vary
 			values[i] = vary[i].From
 		}
 	}
-	res.Took = time.Since(start)
-	return res, nil
+	return variants, sets, nil
+}
+
+// describeSet names a variant's times in the order they were varied.
+func describeSet(vary []Vary, set map[string]int64) string {
+	parts := make([]string, len(vary))
+	for i, v := range vary {
+		parts[i] = fmt.Sprintf("%s=%d", v.Name, set[v.Name])
+	}
+	return strings.Join(parts, " ")
 }
