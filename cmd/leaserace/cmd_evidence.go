@@ -1,0 +1,132 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/leaserace/leaserace/engine"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// evidenceFlags are check's --evidence DIR and --force.
+type evidenceFlags struct {
+	dir   string
+	force bool
+}
+
+func (e *evidenceFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&e.dir, "evidence", "", "also write an evidence bundle to DIR: every built-in transcript as JSON, Markdown and Mermaid, SUMMARY.txt and MANIFEST.sha256")
+	fs.BoolVar(&e.force, "force", false, "with --evidence, write into DIR even if it is not empty")
+}
+
+// check refuses, before any server starts, what cannot work: --evidence
+// with --case, or a DIR that is a file or already holds something.
+func (e evidenceFlags) check(cmd *cobra.Command) error {
+	if e.dir == "" {
+		if e.force {
+			return usageErr("--force goes with --evidence DIR")
+		}
+		return nil
+	}
+	if cmd.Flags().Changed("case") {
+		return usageErr("--evidence records the built-in scenarios; it does not go with --case")
+	}
+	st, err := os.Stat(e.dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return usageErr("--evidence %s: %w", e.dir, err)
+	case !st.IsDir():
+		return usageErr("--evidence %s is a file, not a directory", e.dir)
+	}
+	d, err := os.Open(e.dir)
+	if err != nil {
+		return usageErr("--evidence %s: %w", e.dir, err)
+	}
+	defer d.Close()
+	if _, err := d.Readdirnames(1); err == nil && !e.force {
+		return usageErr("--evidence %s is not empty; choose an empty or new directory, or add --force to write the bundle into it", e.dir)
+	}
+	return nil
+}
+
+// writeEvidence runs every built-in scenario under every knob setting on
+// srv, writes the bundle into the directory and prints the first seed's
+// summary: on standard output, or standard error when that carries JSON.
+// Each file is replaced atomically and the manifest comes last, so a
+// bundle with a manifest is a whole one.
+func (a *app) writeEvidence(ctx context.Context, srv *engine.Server, e evidenceFlags, jsonOut bool) error {
+	if e.dir == "" {
+		return nil
+	}
+	ev, err := engine.BuildEvidence(ctx, engine.EvidenceConfig{
+		DSN: srv.DSN, Provider: srv.Provider, ServerVersion: srv.Version, Leaserace: version(),
+	})
+	if err != nil {
+		return fmt.Errorf("cannot record the evidence: %w", err)
+	}
+	if err := os.MkdirAll(e.dir, 0o755); err != nil {
+		return fmt.Errorf("cannot make the evidence directory: %w", err)
+	}
+	var manifest engine.EvidenceFile
+	for _, f := range ev.Files {
+		if err := writeFileAtomic(ctx, filepath.Join(e.dir, f.Name), f.Data); err != nil {
+			return err
+		}
+		manifest = f
+	}
+	a.infof("evidence: %d transcripts, %d files in %s; %s sha256 %s", len(ev.Transcripts), len(ev.Files), e.dir, manifest.Name, manifest.SHA256())
+	var w io.Writer = a.stdout
+	if jsonOut {
+		w = a.stderr
+	}
+	if _, err := fmt.Fprintln(w, ev.Summary.String()); err != nil {
+		return fmt.Errorf("cannot print the summary: %w", err)
+	}
+	return nil
+}
+
+// isOutDir reports whether run's --out names a directory: one that exists,
+// or a path ending in a separator.
+func isOutDir(out string) bool {
+	if out == "" {
+		return false
+	}
+	if os.IsPathSeparator(out[len(out)-1]) {
+		return true
+	}
+	st, err := os.Stat(out)
+	return err == nil && st.IsDir()
+}
+
+// writeTranscriptDir writes a transcript into dir in each format, named
+// after its scenario and knobs, each file replaced atomically. Everything
+// is rendered before the first file is written.
+func (a *app) writeTranscriptDir(ctx context.Context, dir string, tr engine.Transcript, formats []string) error {
+	files := make([]engine.EvidenceFile, len(formats))
+	for i, f := range formats {
+		data, err := engine.RenderTranscript(tr, f)
+		if err != nil {
+			return err
+		}
+		files[i] = engine.EvidenceFile{Name: engine.TranscriptName(tr.Scenario, tr.Knobs) + engine.TranscriptExt(f), Data: data}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("cannot make the output directory: %w", err)
+	}
+	for _, f := range files {
+		path := filepath.Join(dir, f.Name)
+		if err := writeFileAtomic(ctx, path, f.Data); err != nil {
+			return err
+		}
+		a.infof("transcript (%s, %d effects, %s) written to %s", tr.Knobs, tr.Outcome.Effects, tr.Outcome.Verdict, path)
+	}
+	return nil
+}

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/leaserace/leaserace/engine"
+	"github.com/spf13/cobra"
+)
+
+func newVerifyCmd(a *app) *cobra.Command {
+	var pg pgFlags
+	cmd := &cobra.Command{
+		Use:   "verify FILE.json...",
+		Short: "Re-run recorded transcripts live and compare them digest for digest",
+		Long: `Verify reads a transcript that leaserace wrote (run --format json, the TUI's
+export, assets/transcripts/), plays its scenario with its knobs and times
+again on a real PostgreSQL server, and compares the live run with the file.
+
+It also recomputes the file's own digest, so a transcript edited after it
+was recorded is caught even when the live run still matches the digest
+written in it. When anything differs it prints the first differing step,
+the recorded and the live version side by side, field by field.
+
+A transcript of a scenario file names that file; it is looked up again from
+the current directory, as it was given when the transcript was recorded.
+
+Exit codes: 0 every file identical to a live run, 1 a difference, 2 a file
+that is not a leaserace transcript or whose scenario cannot be found, 3 no
+PostgreSQL server could start.`,
+		Example: `  # A shipped transcript, on whatever PostgreSQL this machine has
+  leaserace verify assets/transcripts/renewal-race--blind-off.json
+
+  # Every shipped transcript, on a server you already have
+  leaserace verify assets/transcripts/*.json --pg dsn --dsn postgres://me@localhost/db`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageErr("%s needs a transcript file; see %s --help", cmd.CommandPath(), cmd.CommandPath())
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, files []string) error {
+			return a.verify(cmd.Context(), files, pg)
+		},
+	}
+	pg.register(cmd.Flags(), a.getenv)
+	return cmd
+}
+
+func (a *app) verify(ctx context.Context, files []string, pg pgFlags) error {
+	// Every file is read and its scenario found before a server starts.
+	trs := make([]engine.Transcript, len(files))
+	for i, file := range files {
+		tr, err := readTranscriptFile(file)
+		if err != nil {
+			return err
+		}
+		if _, err := engine.ScenarioOf(tr); err != nil {
+			return withCode(exitUsage, fmt.Errorf("%s: %w", file, err))
+		}
+		trs[i] = tr
+	}
+	prov, err := pg.provider(a)
+	if err != nil {
+		return err
+	}
+	srv, err := a.startServer(ctx, prov)
+	if err != nil {
+		return err
+	}
+	defer a.closeServer(srv)
+
+	differ := 0
+	for i, tr := range trs {
+		res, err := engine.Verify(ctx, srv.DSN, tr)
+		if err != nil {
+			return fmt.Errorf("cannot verify %s: %w", files[i], err)
+		}
+		if len(files) > 1 {
+			fmt.Fprintf(a.stdout, "%s: ", files[i])
+		}
+		if err := res.WriteReport(a.stdout); err != nil {
+			return err
+		}
+		if !res.Identical {
+			differ++
+		}
+	}
+	switch {
+	case differ == 0:
+		return nil
+	case len(files) == 1:
+		return withCode(exitFailure, fmt.Errorf("%s does not match a live run", files[0]))
+	}
+	return withCode(exitFailure, fmt.Errorf("%d of %d transcripts do not match a live run", differ, len(files)))
+}
+
+// readTranscriptFile reads a transcript; anything wrong with the file is a
+// usage error, as the person named it.
+func readTranscriptFile(file string) (engine.Transcript, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return engine.Transcript{}, usageErr("cannot open the transcript: %w", err)
+	}
+	defer f.Close()
+	tr, err := engine.ReadTranscript(f)
+	if err != nil {
+		return tr, usageErr("%s: %w", file, err)
+	}
+	return tr, nil
+}
