@@ -1,0 +1,350 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"text/tabwriter"
+
+	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/scenario"
+	"github.com/spf13/cobra"
+)
+
+// maxFixturesFile bounds a --fixtures file read into memory.
+const maxFixturesFile = 16 << 20
+
+type checkFlags struct {
+	json     bool
+	kase     string
+	variant  int64
+	fixtures string
+	evidence evidenceFlags
+	pg       pgFlags
+}
+
+func newCheckCmd(a *app) *cobra.Command {
+	var f checkFlags
+	cmd := &cobra.Command{
+		Use:   "check",
+		Short: "Play every built-in scenario under every knob setting and compare with its expectations",
+		Long: `Check plays each built-in scenario under all six knob settings (renewal
+blind/compare × fencing off/strict/monotonic) against a real PostgreSQL
+server and compares each outcome with what the scenario promises. It prints a
+table (or JSON with --json) and exits 1 if any outcome differs.
+
+With --case revoked-writer it instead sends the revoked-writer case's six
+fixtures (variant N, e = 10·N, or your own --fixtures file) to a real
+resource under each fencing policy and reports every observation. off and
+strict are expected to fail some fixtures: that is the lesson, reported as
+data, not as an error. The exit code is 0 when monotonic (the verified
+repair) passes every fixture and 1 when it does not.
+
+A --fixtures file is a JSON list of
+  {"check": NAME, "initial": [epoch, value], "writes": [[epoch, value], ...], "expected": [epoch, value]}
+with nonnegative integer epochs; an invalid fixture is named in the error (exit 2).
+
+Exit codes: 0 all as expected, 1 a mismatch (or monotonic failing a
+fixture), 2 bad flags or fixtures, 3 no PostgreSQL server could start.`,
+		Example: `  # Every built-in scenario × every knob setting, as a table
+  leaserace check
+
+  # The same as JSON, for tools
+  leaserace check --json
+
+  # An evidence bundle: every transcript, a manifest and the seed's summary
+  leaserace check --evidence ./evidence
+
+  # The revoked-writer case, variant 2 (e = 20), as the case's JSON
+  leaserace check --case revoked-writer --variant 2 --json
+
+  # Your own fixtures
+  leaserace check --case revoked-writer --fixtures my-fixtures.json`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := f.evidence.check(cmd); err != nil {
+				return err
+			}
+			if cmd.Flags().Changed("case") {
+				return a.checkCase(cmd.Context(), cmd, f)
+			}
+			if cmd.Flags().Changed("variant") || cmd.Flags().Changed("fixtures") {
+				return usageErr("--variant and --fixtures go with --case revoked-writer")
+			}
+			return a.checkAll(cmd.Context(), f)
+		},
+	}
+	fs := cmd.Flags()
+	fs.BoolVar(&f.json, "json", false, "print JSON instead of a table")
+	fs.StringVar(&f.kase, "case", "", "run a case's fixtures instead: revoked-writer")
+	fs.Int64Var(&f.variant, "variant", 1, "the case's variant N (e = 10·N), from 1")
+	fs.StringVar(&f.fixtures, "fixtures", "", "a JSON file of fixtures to run instead of the case's own")
+	f.evidence.register(fs)
+	f.pg.register(fs, a.getenv)
+	return cmd
+}
+
+// checkAll is every built-in scenario under every knob setting.
+func (a *app) checkAll(ctx context.Context, f checkFlags) error {
+	scs, err := scenario.Builtins()
+	if err != nil {
+		return err
+	}
+	prov, err := f.pg.provider(a)
+	if err != nil {
+		return err
+	}
+	srv, err := a.startServer(ctx, prov)
+	if err != nil {
+		return err
+	}
+	defer a.closeServer(srv)
+
+	// Each scenario plays in its own schema, so they can run side by side.
+	rows := make([][]engine.CheckRow, len(scs))
+	errs := make([]error, len(scs))
+	var wg sync.WaitGroup
+	for i, sc := range scs {
+		wg.Go(func() {
+			rows[i], errs[i] = engine.CheckScenario(ctx, srv.DSN, sc)
+			if errs[i] != nil {
+				errs[i] = fmt.Errorf("checking %s: %w", sc.Name, errs[i])
+			}
+		})
+	}
+	wg.Wait()
+	var all []engine.CheckRow
+	for i := range scs {
+		if errs[i] != nil {
+			return errs[i]
+		}
+		all = append(all, rows[i]...)
+	}
+
+	failed := 0
+	for _, r := range all {
+		if !r.Passed {
+			failed++
+		}
+	}
+	if f.json {
+		if err := writeJSON(a.stdout, struct {
+			Passed bool              `json:"passed"`
+			Rows   []engine.CheckRow `json:"rows"`
+		}{failed == 0, all}); err != nil {
+			return err
+		}
+	} else if err := writeCheckTable(a.stdout, all); err != nil {
+		return err
+	}
+	if err := a.writeEvidence(ctx, srv, f.evidence, f.json); err != nil {
+		return err
+	}
+	if failed > 0 {
+		return withCode(exitFailure, fmt.Errorf("%d of %d outcomes differ from their scenario's expectation", failed, len(all)))
+	}
+	return nil
+}
+
+func writeCheckTable(w io.Writer, rows []engine.CheckRow) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SCENARIO\tRENEWAL\tFENCING\tEFFECTS\tVERDICT\tEXPECTED\tRESULT")
+	for _, r := range rows {
+		res := "PASS"
+		if !r.Passed {
+			res = "FAIL"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", r.Scenario, r.Knobs.Renewal, r.Knobs.Fencing,
+			r.Outcome.Effects, r.Outcome.Verdict, r.Expected, res)
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("cannot write the table: %w", err)
+	}
+	for _, r := range rows {
+		if !r.Passed {
+			fmt.Fprintf(w, "FAIL %s %s: %s\n", r.Scenario, r.Knobs, strings.Join(r.Mismatch, "; "))
+		}
+	}
+	return nil
+}
+
+// checkCase runs the revoked-writer case's fixtures against a real resource.
+func (a *app) checkCase(ctx context.Context, cmd *cobra.Command, f checkFlags) error {
+	if f.kase != "revoked-writer" {
+		return usageErr("--case %q: the only case is revoked-writer", f.kase)
+	}
+	var fixtures []scenario.Fixture
+	variant := int64(0)
+	switch {
+	case cmd.Flags().Changed("fixtures") && cmd.Flags().Changed("variant"):
+		return usageErr("--variant and --fixtures cannot be combined: a fixtures file brings its own epochs")
+	case cmd.Flags().Changed("fixtures"):
+		data, err := readLimited(f.fixtures, maxFixturesFile)
+		if err != nil {
+			return usageErr("--fixtures: %w", err)
+		}
+		fixtures, err = scenario.ParseFixtures(f.fixtures, data)
+		if err != nil {
+			return withCode(exitUsage, err)
+		}
+	default:
+		var err error
+		fixtures, err = scenario.RevokedWriterFixtures(f.variant)
+		if err != nil {
+			return usageErr("--variant: %w", err)
+		}
+		variant = f.variant
+	}
+	prov, err := f.pg.provider(a)
+	if err != nil {
+		return err
+	}
+	srv, err := a.startServer(ctx, prov)
+	if err != nil {
+		return err
+	}
+	defer a.closeServer(srv)
+
+	rep, err := engine.RunCase(ctx, srv.DSN, fixtures)
+	if err != nil {
+		return fmt.Errorf("revoked-writer case: %w", err)
+	}
+	rep.Variant = variant
+	if f.json {
+		err = writeJSON(a.stdout, caseJSON{Case: rep.Case, Variant: rep.Variant, Policies: orderedPolicies(rep.Policies)})
+	} else {
+		err = writeCaseText(a.stdout, rep, len(fixtures))
+	}
+	if err != nil {
+		return err
+	}
+	if m, ok := rep.Policies[string(scenario.FencingMonotonic)]; !ok || !m.Passed {
+		return withCode(exitFailure, fmt.Errorf("monotonic fencing, the verified repair, failed %d of %d fixtures", failedCount(m), len(fixtures)))
+	}
+	return nil
+}
+
+// caseJSON is the case report with its policies in the case's own order
+// (off, strict, monotonic) rather than a map's alphabetical one.
+type caseJSON struct {
+	Case     string          `json:"case"`
+	Variant  int64           `json:"variant,omitempty"`
+	Policies orderedPolicies `json:"policies"`
+}
+
+type orderedPolicies map[string]engine.PolicyReport
+
+func (p orderedPolicies) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	buf.WriteByte('{')
+	for i, name := range policyOrder(p) {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		k, _ := json.Marshal(name)
+		v, err := json.Marshal(p[name])
+		if err != nil {
+			return nil, err
+		}
+		buf.Write(k)
+		buf.WriteByte(':')
+		buf.Write(v)
+	}
+	buf.WriteByte('}')
+	return buf.Bytes(), nil
+}
+
+// policyOrder is off, strict, monotonic, then anything else by name.
+func policyOrder(p map[string]engine.PolicyReport) []string {
+	var names []string
+	for _, f := range scenario.Fencings() {
+		if _, ok := p[string(f)]; ok {
+			names = append(names, string(f))
+		}
+	}
+	var rest []string
+	for n := range p {
+		if _, err := scenario.ParseFencing(n); err != nil {
+			rest = append(rest, n)
+		}
+	}
+	sort.Strings(rest)
+	return append(names, rest...)
+}
+
+func failedCount(p engine.PolicyReport) int {
+	n := 0
+	for _, o := range p.Observations {
+		if !o.Passed {
+			n++
+		}
+	}
+	return n
+}
+
+func writeCaseText(w io.Writer, rep engine.CaseReport, n int) error {
+	head := "revoked-writer case, your fixtures"
+	if rep.Variant > 0 {
+		head = fmt.Sprintf("revoked-writer case, variant %d (e = %d)", rep.Variant, 10*rep.Variant)
+	}
+	fmt.Fprintf(w, "%s: %d fixtures per policy\n", head, n)
+	for _, name := range policyOrder(rep.Policies) {
+		p := rep.Policies[name]
+		verdict := "passed all"
+		if !p.Passed {
+			verdict = fmt.Sprintf("failed %d of %d", failedCount(p), len(p.Observations))
+		}
+		fmt.Fprintf(w, "\n%s: %s\n", scenario.Fencing(name).Describe(), verdict)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  CHECK\tACTUAL\tEXPECTED\tOUTCOME")
+		for _, o := range p.Observations {
+			act, _ := json.Marshal(o.Actual)
+			exp, _ := json.Marshal(o.Expected)
+			out := "passed"
+			if !o.Passed {
+				out = "FAILED"
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", o.Check, act, exp, out)
+		}
+		if err := tw.Flush(); err != nil {
+			return fmt.Errorf("cannot write the table: %w", err)
+		}
+	}
+	if m, ok := rep.Policies[string(scenario.FencingMonotonic)]; ok && m.Passed {
+		fmt.Fprintln(w, "\nmonotonic, the verified repair, passed every fixture; where off and strict fail, that is the case's lesson, not an error.")
+	}
+	return nil
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("cannot write JSON: %w", err)
+	}
+	return nil
+}
+
+// readLimited reads a whole file, refusing one larger than limit.
+func readLimited(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("cannot read %s: %w", path, err)
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%s is larger than %d bytes", path, limit)
+	}
+	return data, nil
+}

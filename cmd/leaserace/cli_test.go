@@ -1,0 +1,578 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/engine/pgtest"
+	"github.com/leaserace/leaserace/scenario"
+)
+
+func readTranscript(t *testing.T, data string) engine.Transcript {
+	t.Helper()
+	tr, err := engine.ReadTranscript(strings.NewReader(data))
+	if err != nil {
+		t.Fatalf("stdout is not a transcript: %v\n%s", err, clipOut(data))
+	}
+	return tr
+}
+
+func stepOf(t *testing.T, tr engine.Transcript, actor string, action scenario.Action) engine.Step {
+	t.Helper()
+	for _, s := range tr.Steps {
+		if s.Actor == actor && s.Action == action {
+			return s
+		}
+	}
+	t.Fatalf("no %s step by %s in the transcript", action, actor)
+	return engine.Step{}
+}
+
+func TestRunJSONBlindOff(t *testing.T) {
+	t.Parallel()
+	res := leaserace(t, args(pgArgs(t), "run", "--scenario", "renewal-race", "--renewal", "blind", "--fencing", "off", "--format", "json")...)
+	if res.code != 0 {
+		t.Fatalf("want exit 0, got %v", res)
+	}
+	if !regexp.MustCompile(`PostgreSQL via dsn in \d`).MatchString(res.stderr) {
+		t.Errorf("stderr should say which provider served and how fast:\n%s", res.stderr)
+	}
+	tr := readTranscript(t, res.stdout)
+	hb := stepOf(t, tr, "A", scenario.ActionDeliver)
+	if hb.T != 1075 || hb.Tag != "UPDATE 1" || hb.Rows != 1 {
+		t.Errorf("A's heartbeat: got t=%d %q rows %d, want t=1075 UPDATE 1 rows 1", hb.T, hb.Tag, hb.Rows)
+	}
+	o := tr.Outcome
+	if o.Effects != 2 || o.Verdict != scenario.VerdictConflict {
+		t.Errorf("outcome: got %d effects, %s; want 2 effects, conflict", o.Effects, o.Verdict)
+	}
+	want := scenario.Lease{Owner: "A", Fence: 1, LeaseVersion: 2, ExpiresAt: 1135}
+	if o.Coordinator == nil || *o.Coordinator != want {
+		t.Errorf("coordinator: got %+v, want %+v", o.Coordinator, want)
+	}
+	if tr.Meta == nil || tr.Meta.Provider != "dsn" || tr.Meta.ServerVersion == "" {
+		t.Errorf("meta should name the provider and server version: %+v", tr.Meta)
+	}
+	// --format json is the engine's transcript JSON byte for byte, and its
+	// digest is the one the engine computes.
+	var again bytes.Buffer
+	if err := tr.WriteJSON(&again); err != nil {
+		t.Fatal(err)
+	}
+	if again.String() != res.stdout {
+		t.Errorf("stdout is not exactly the engine's transcript JSON")
+	}
+	if d, err := tr.ComputeDigest(); err != nil || d != tr.Digest {
+		t.Errorf("digest: recorded %s, recomputed %s (%v)", tr.Digest, d, err)
+	}
+}
+
+func TestRunJSONCompareOff(t *testing.T) {
+	t.Parallel()
+	res := leaserace(t, args(pgArgs(t), "run", "--renewal", "compare", "--fencing", "off")...)
+	if res.code != 0 {
+		t.Fatalf("want exit 0, got %v", res)
+	}
+	tr := readTranscript(t, res.stdout)
+	if tr.Scenario != "renewal-race" || tr.Knobs != (scenario.Knobs{Renewal: "compare", Fencing: "off"}) {
+		t.Errorf("got scenario %s knobs %s", tr.Scenario, tr.Knobs)
+	}
+	hb := stepOf(t, tr, "A", scenario.ActionDeliver)
+	if hb.Tag != "UPDATE 0" || hb.Rows != 0 {
+		t.Errorf("A's heartbeat: got %q rows %d, want UPDATE 0", hb.Tag, hb.Rows)
+	}
+	for _, s := range tr.Steps {
+		if s.Actor == "A" && s.Call != nil {
+			t.Errorf("A should make no call to the resource after losing the lease, made %+v at %d", s.Call, s.T)
+		}
+	}
+	o := tr.Outcome
+	want := scenario.Lease{Owner: "B", Fence: 2, LeaseVersion: 2, ExpiresAt: 1130}
+	if o.Effects != 1 || o.Verdict != scenario.VerdictSafe || o.Coordinator == nil || *o.Coordinator != want {
+		t.Errorf("outcome: got %d effects, %s, %+v; want 1, safe, %+v", o.Effects, o.Verdict, o.Coordinator, want)
+	}
+}
+
+func TestRunMarkdown(t *testing.T) {
+	t.Parallel()
+	base := args(pgArgs(t), "run", "--renewal", "blind", "--fencing", "off")
+	md := leaserace(t, args(base, "--format", "md")...)
+	if md.code != 0 {
+		t.Fatalf("want exit 0, got %v", md)
+	}
+	js := leaserace(t, base...)
+	if js.code != 0 {
+		t.Fatalf("want exit 0, got %v", js)
+	}
+	tr := readTranscript(t, js.stdout)
+	for _, want := range []string{
+		"# leaserace transcript: renewal-race",
+		"| # | t | actor | action | command tag | coordinator after | resource after |",
+		"```sql\nUPDATE leases",
+		"→ `UPDATE 1`",
+		"**CONFLICT**",
+		"| Provider | dsn |",
+		// The same scenario and knobs give the same digest on every run.
+		"`" + tr.Digest + "`",
+	} {
+		if !strings.Contains(md.stdout, want) {
+			t.Errorf("Markdown lacks %q:\n%s", want, clipOut(md.stdout))
+		}
+	}
+}
+
+func TestRunOutAtomic(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+
+	t.Run("writes the file", func(t *testing.T) {
+		out := filepath.Join(dir, "race.md")
+		res := leaserace(t, args(pgArgs(t), "run", "--out", out)...)
+		if res.code != 0 || res.stdout != "" {
+			t.Fatalf("want exit 0 and nothing on stdout, got %v", res)
+		}
+		data, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// No --format: the .md name chose Markdown.
+		if !strings.HasPrefix(string(data), "# leaserace transcript: renewal-race") {
+			t.Errorf("%s is not the Markdown transcript:\n%s", out, clipOut(string(data)))
+		}
+		assertOnly(t, dir, "race.md")
+	})
+
+	t.Run("a failing run leaves the old file alone", func(t *testing.T) {
+		out := filepath.Join(dir, "failing.json")
+		if err := os.WriteFile(out, []byte("old\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		// The second write is larger than the resource accepts: the run
+		// fails half-way, after real steps ran.
+		sc := filepath.Join(t.TempDir(), "too-big.yaml")
+		writeScenario(t, sc, `name: too-big
+window: {from: 0, to: 10}
+ttl: 60
+initial:
+  resource: {epoch: 1, value: "a"}
+events:
+  - {t: 1, actor: B, action: write, epoch: 2, value: "fine"}
+  - {t: 2, actor: B, action: write, epoch: 3, value: "`+strings.Repeat("x", 70000)+`"}
+expect:
+  - {renewal: "*", fencing: "*", effects: 2, verdict: safe}
+`)
+		res := leaserace(t, args(pgArgs(t), "run", "--scenario", sc, "--out", out)...)
+		if res.code != 1 || !strings.Contains(res.stderr, "leaserace: too-big") {
+			t.Fatalf("want exit 1 naming the scenario, got %v", res)
+		}
+		if data, _ := os.ReadFile(out); string(data) != "old\n" {
+			t.Errorf("%s changed to %q", out, clipOut(string(data)))
+		}
+		assertOnly(t, dir, "race.md", "failing.json")
+	})
+
+	t.Run("a missing directory is refused before anything starts", func(t *testing.T) {
+		res := leaserace(t, "run", "--pg", "dsn", "--dsn", "postgres://nobody@127.0.0.1:1/none", "--out", filepath.Join(dir, "no", "such", "x.json"))
+		if res.code != 2 || !strings.Contains(res.stderr, "--out") {
+			t.Errorf("want exit 2 naming --out, got %v", res)
+		}
+	})
+}
+
+// assertOnly fails unless dir holds exactly names: no temporary files.
+func assertOnly(t *testing.T, dir string, names ...string) {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range entries {
+		got = append(got, e.Name())
+	}
+	if strings.Join(got, ",") != strings.Join(sortedCopy(names), ",") {
+		t.Errorf("%s holds %v, want exactly %v", dir, got, names)
+	}
+}
+
+func sortedCopy(s []string) []string {
+	c := append([]string{}, s...)
+	for i := range c {
+		for j := i + 1; j < len(c); j++ {
+			if c[j] < c[i] {
+				c[i], c[j] = c[j], c[i]
+			}
+		}
+	}
+	return c
+}
+
+func writeScenario(t *testing.T, path, body string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCheckBuiltins(t *testing.T) {
+	t.Parallel()
+	res := leaserace(t, args(pgArgs(t), "check")...)
+	if res.code != 0 {
+		t.Fatalf("want exit 0, got %v", res)
+	}
+	if n := strings.Count(res.stdout, "PASS"); n != 6*len(scenario.BuiltinNames()) {
+		t.Errorf("want %d PASS rows, got %d:\n%s", 6*len(scenario.BuiltinNames()), n, res.stdout)
+	}
+	if strings.Contains(res.stdout, "FAIL") {
+		t.Errorf("a built-in failed:\n%s", res.stdout)
+	}
+
+	js := leaserace(t, args(pgArgs(t), "check", "--json")...)
+	if js.code != 0 {
+		t.Fatalf("want exit 0, got %v", js)
+	}
+	var rep struct {
+		Passed bool `json:"passed"`
+		Rows   []struct {
+			Scenario string         `json:"scenario"`
+			Knobs    scenario.Knobs `json:"knobs"`
+			Passed   bool           `json:"passed"`
+		} `json:"rows"`
+	}
+	if err := json.Unmarshal([]byte(js.stdout), &rep); err != nil {
+		t.Fatalf("check --json: %v\n%s", err, clipOut(js.stdout))
+	}
+	if !rep.Passed || len(rep.Rows) != 6*len(scenario.BuiltinNames()) {
+		t.Errorf("check --json: passed %v with %d rows", rep.Passed, len(rep.Rows))
+	}
+}
+
+// caseReport is the spec's JSON for check --case.
+type caseReport struct {
+	Case     string `json:"case"`
+	Policies map[string]struct {
+		Observations []struct {
+			Check    string          `json:"check"`
+			Actual   json.RawMessage `json:"actual"`
+			Expected json.RawMessage `json:"expected"`
+			Passed   bool            `json:"passed"`
+		} `json:"observations"`
+		Passed bool `json:"passed"`
+	} `json:"policies"`
+}
+
+func TestCheckCaseRevokedWriter(t *testing.T) {
+	t.Parallel()
+	res := leaserace(t, args(pgArgs(t), "check", "--case", "revoked-writer", "--variant", "2", "--json")...)
+	// off and strict failing is the lesson, reported as data: exit 0.
+	if res.code != 0 {
+		t.Fatalf("want exit 0, got %v", res)
+	}
+	var rep caseReport
+	dec := json.NewDecoder(strings.NewReader(res.stdout))
+	if err := dec.Decode(&rep); err != nil {
+		t.Fatalf("not the case's JSON: %v\n%s", err, res.stdout)
+	}
+	if rep.Case != "revoked-writer" || len(rep.Policies) != 3 {
+		t.Fatalf("got case %q with %d policies", rep.Case, len(rep.Policies))
+	}
+	wantFailed := map[string]string{
+		"off":       "late revoked writer,new holder then old arrival",
+		"strict":    "same holder writes twice,initial epoch may be zero",
+		"monotonic": "",
+	}
+	for policy, want := range wantFailed {
+		p := rep.Policies[policy]
+		var failed []string
+		for _, o := range p.Observations {
+			if !o.Passed {
+				failed = append(failed, o.Check)
+			}
+		}
+		if len(p.Observations) != 6 || strings.Join(failed, ",") != want || p.Passed != (want == "") {
+			t.Errorf("%s: %d observations, failed %v (passed %v); want 6, failed [%s]", policy, len(p.Observations), failed, p.Passed, want)
+		}
+	}
+	// Variant 2: e = 20, so off keeps the late writer's 19.
+	var compact bytes.Buffer
+	_ = json.Compact(&compact, rep.Policies["off"].Observations[0].Actual)
+	if got := compact.String(); got != `[19,"stale"]` {
+		t.Errorf("off, late revoked writer: actual %s, want [19,\"stale\"]", got)
+	}
+	if !strings.Contains(res.stdout, `"policies": {
+    "off"`) {
+		t.Errorf("policies should come in the case's order, off first:\n%s", clipOut(res.stdout))
+	}
+}
+
+func TestCheckCaseBadInput(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	fx := filepath.Join(dir, "fixtures.json")
+	if err := os.WriteFile(fx, []byte(`[
+  {"check": "fine", "initial": [1, "a"], "writes": [[2, "b"]], "expected": [2, "b"]},
+  {"check": "time travel", "initial": [1, "a"], "writes": [[-3, "b"]], "expected": [1, "a"]}
+]`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Bad input is refused before any server starts: a DSN that cannot
+	// work proves nothing was tried.
+	noServer := []string{"--pg", "dsn", "--dsn", "postgres://nobody@127.0.0.1:1/none"}
+	for _, c := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"negative epoch", []string{"--fixtures", fx}, []string{"time travel", "negative", fx}},
+		{"variant 0", []string{"--variant", "0"}, []string{"--variant", "0"}},
+		{"unknown case", []string{"--variant", "1", "--case", "nope"}, []string{"--case", "revoked-writer"}},
+		{"variant and fixtures", []string{"--variant", "2", "--fixtures", fx}, []string{"--variant", "--fixtures"}},
+		{"missing file", []string{"--fixtures", filepath.Join(dir, "absent.json")}, []string{"--fixtures", "absent.json"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			a := args(noServer, "check", "--case", "revoked-writer")
+			res := leaserace(t, append(a, c.args...)...)
+			if res.code != 2 {
+				t.Fatalf("want exit 2, got %v", res)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(res.stderr, w) {
+					t.Errorf("stderr should mention %q: %s", w, res.stderr)
+				}
+			}
+			if strings.Count(strings.TrimSpace(res.stderr), "\n") != 0 || !strings.HasPrefix(res.stderr, "leaserace: ") {
+				t.Errorf("want one line prefixed leaserace:, got %q", res.stderr)
+			}
+		})
+	}
+}
+
+func TestBadFlags(t *testing.T) {
+	t.Parallel()
+	noServer := []string{"--pg", "dsn", "--dsn", "postgres://nobody@127.0.0.1:1/none"}
+	for _, c := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"run --renewal", args(noServer, "run", "--renewal", "sideways"), []string{"--renewal", "blind", "compare"}},
+		{"run --fencing", args(noServer, "run", "--fencing", "maybe"), []string{"--fencing", "off", "strict", "monotonic"}},
+		{"root --renewal", args(noServer, "--renewal", "sideways"), []string{"--renewal", "blind", "compare"}},
+		{"run --format", args(noServer, "run", "--format", "pdf"), []string{"--format", "json", "md"}},
+		{"--pg", []string{"run", "--pg", "cloud"}, []string{"--pg", "auto", "container", "local", "dsn"}},
+		{"unknown flag", []string{"run", "--nope"}, []string{"--nope"}},
+		{"unknown command", []string{"fly"}, []string{"fly"}},
+		{"stray argument", []string{"run", "extra"}, []string{"extra"}},
+		{"root --at", args(noServer, "--at", "99999"), []string{"--at", "1055–1135"}},
+		{"resource --listen", args(noServer, "resource", "--listen", "0.0.0.0:0"), []string{"--allow-remote"}},
+		{"resource --listen empty host", args(noServer, "resource", "--listen", ":8080"), []string{"--allow-remote"}},
+		{"scenarios --show", []string{"scenarios", "--show", "nope"}, []string{"nope", "renewal-race"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res := leaserace(t, c.args...)
+			if res.code != 2 {
+				t.Fatalf("want exit 2, got %v", res)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(res.stderr, w) {
+					t.Errorf("stderr should mention %q: %s", w, res.stderr)
+				}
+			}
+		})
+	}
+}
+
+func TestMalformedScenarioFile(t *testing.T) {
+	t.Parallel()
+	sc := filepath.Join(t.TempDir(), "broken.yaml")
+	writeScenario(t, sc, `name: broken
+window: {from: 0, to: 10}
+ttl: sixty
+events:
+  - {t: 1, actor: A, action: acquire}
+`)
+	res := leaserace(t, "run", "--pg", "dsn", "--dsn", "postgres://nobody@127.0.0.1:1/none", "--scenario", sc)
+	if res.code != 2 {
+		t.Fatalf("want exit 2, got %v", res)
+	}
+	if !regexp.MustCompile(regexp.QuoteMeta(sc) + `:\d+:\d+: `).MatchString(res.stderr) {
+		t.Errorf("want file:line:column, got %s", res.stderr)
+	}
+}
+
+func TestScenarios(t *testing.T) {
+	t.Parallel()
+	res := leaserace(t, "scenarios")
+	if res.code != 0 {
+		t.Fatalf("want exit 0, got %v", res)
+	}
+	lines := strings.Split(strings.TrimSpace(res.stdout), "\n")
+	if len(lines) != 5 {
+		t.Fatalf("want a header and four scenarios, got:\n%s", res.stdout)
+	}
+	for i, name := range []string{"renewal-race", "control", "busy-holder", "revoked-writer"} {
+		if !strings.HasPrefix(lines[i+1], name+" ") {
+			t.Errorf("line %d: want %s first, got %q", i+1, name, lines[i+1])
+		}
+	}
+	if !strings.Contains(lines[1], "1060–1135") {
+		t.Errorf("renewal-race's window missing: %q", lines[1])
+	}
+	show := leaserace(t, "scenarios", "--show", "renewal-race")
+	src, _ := scenario.BuiltinSource("renewal-race")
+	if show.code != 0 || show.stdout != string(src) {
+		t.Errorf("--show should print the YAML exactly, got %v", show)
+	}
+}
+
+func TestHelpEverywhere(t *testing.T) {
+	t.Parallel()
+	for _, c := range []string{"", "run", "check", "scenarios", "resource", "version"} {
+		t.Run("help "+c, func(t *testing.T) {
+			a := []string{"--help"}
+			if c != "" {
+				a = []string{c, "--help"}
+			}
+			res := leaserace(t, a...)
+			if res.code != 0 || !strings.Contains(res.stdout, "Usage:") || !strings.Contains(res.stdout, "Examples:") {
+				t.Errorf("want exit 0 with usage and examples, got %v", res)
+			}
+		})
+	}
+}
+
+func TestVersion(t *testing.T) {
+	t.Parallel()
+	a, b := leaserace(t, "--version"), leaserace(t, "version")
+	if a.code != 0 || b.code != 0 || !strings.HasPrefix(a.stdout, "leaserace ") || a.stdout != b.stdout {
+		t.Errorf("--version and version should agree:\n%v\n%v", a, b)
+	}
+}
+
+func TestBareNeedsATerminal(t *testing.T) {
+	t.Parallel()
+	// Standard output is a pipe here.
+	res := leaserace(t, "--pg", "dsn", "--dsn", "postgres://nobody@127.0.0.1:1/none")
+	if res.code != 2 || !strings.Contains(res.stderr, "not a terminal") || !strings.Contains(res.stderr, "leaserace run") {
+		t.Errorf("want exit 2 suggesting leaserace run, got %v", res)
+	}
+}
+
+func TestNoServerNoPassword(t *testing.T) {
+	t.Parallel()
+	const secret = "Sup3r-Secret-pw"
+	// Nothing listens on port 1: the provider fails, and says so without
+	// the password.
+	res := leaserace(t, "run", "--pg", "dsn", "--dsn", "postgres://lr:"+secret+"@127.0.0.1:1/lr?connect_timeout=5")
+	if res.code != 3 {
+		t.Fatalf("want exit 3, got %v", res)
+	}
+	if strings.Contains(res.stdout+res.stderr, secret) {
+		t.Errorf("the password was printed: %v", res)
+	}
+	res = leaseraceEnv(t, []string{"DATABASE_URL=postgres://lr:" + secret + "@127.0.0.1:1/lr?connect_timeout=5"}, "check", "--pg", "dsn")
+	if res.code != 3 || strings.Contains(res.stdout+res.stderr, secret) {
+		t.Errorf("want exit 3 and no password, got %v", res)
+	}
+}
+
+func TestResourceCommand(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.DSN(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, built.path, "resource", "--pg", "dsn", "--dsn", dsn, "--fencing", "strict")
+	cmd.Env = childEnv()
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &lockedWriter{w: &stderr}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+
+	first := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(stdout).ReadString('\n')
+		first <- line
+		_, _ = io.Copy(io.Discard, stdout)
+	}()
+	var base string
+	select {
+	case line := <-first:
+		base = strings.TrimSpace(line)
+	case <-ctx.Done():
+		t.Fatal("no URL on the first line of stdout")
+	}
+	if !regexp.MustCompile(`^http://127\.0\.0\.1:\d+$`).MatchString(base) {
+		t.Fatalf("first line should be the resource's URL, got %q", base)
+	}
+
+	resp, err := http.Get(base + "/state")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var state struct {
+		Epoch   *int64          `json:"epoch"`
+		Effects json.RawMessage `json:"effects"`
+	}
+	if resp.StatusCode != 200 || json.Unmarshal(body, &state) != nil || state.Epoch == nil {
+		t.Fatalf("GET /state: %d %s", resp.StatusCode, body)
+	}
+	schema := regexp.MustCompile(`schema (\S+);`).FindStringSubmatch(stderr.String())
+
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	err = cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != 0 {
+		t.Fatalf("want exit 0 after SIGTERM, got %d (%v)\n%s", code, err, stderr.String())
+	}
+	host := strings.TrimPrefix(base, "http://")
+	if c, err := net.DialTimeout("tcp", host, time.Second); err == nil {
+		c.Close()
+		t.Errorf("%s still accepts connections after exit", host)
+	}
+	if schema == nil {
+		t.Fatalf("stderr should name the resource's schema:\n%s", stderr.String())
+	}
+	if n := countSchemas(t, dsn, schema[1]); n != 0 {
+		t.Errorf("schema %s was left behind", schema[1])
+	}
+}
+
+func countSchemas(t *testing.T, dsn, like string) int {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var n int
+	if err := conn.QueryRow(ctx, "SELECT count(*) FROM pg_namespace WHERE nspname LIKE $1", like).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}

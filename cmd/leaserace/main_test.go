@@ -1,0 +1,156 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/leaserace/leaserace/engine/pgtest"
+)
+
+// built is the leaserace binary every test runs, built once by TestMain. It
+// is the test binary's one piece of shared state: tests only read it.
+var built struct {
+	path string
+	// keep holds open the pipe whose closing, when this process ends however
+	// it ends, tells a small shell to remove the binary's directory.
+	keep *os.File
+}
+
+func TestMain(m *testing.M) {
+	if os.Getenv("LEASERACE_PGTEST_WATCHER") == "" {
+		if err := buildBinary(); err != nil {
+			fmt.Fprintf(os.Stderr, "cannot build leaserace for the tests: %v\n", err)
+			os.Exit(2)
+		}
+	}
+	pgtest.Main(m)
+}
+
+func buildBinary() error {
+	dir, err := os.MkdirTemp("", "leaserace-cli-test-")
+	if err != nil {
+		return err
+	}
+	// pgtest.Main ends with os.Exit, so no defer of ours would run: a shell
+	// that waits for this process's end removes the directory instead.
+	r, w, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	rm := exec.Command("sh", "-c", `read -r _; rm -rf "$1"`, "sh", dir)
+	rm.Stdin = r
+	rm.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // Ctrl-C must not stop it first
+	if err := rm.Start(); err != nil {
+		os.RemoveAll(dir)
+		return err
+	}
+	r.Close()
+	built.keep = w
+
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(dir, "leaserace")
+	cmd := exec.Command(gobin, "build", "-o", path, ".")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%w\n%s", err, out.String())
+	}
+	built.path = path
+	return nil
+}
+
+// result is what one run of the binary did.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+func (r result) String() string {
+	return fmt.Sprintf("exit %d\n--- stdout:\n%s\n--- stderr:\n%s", r.code, clipOut(r.stdout), r.stderr)
+}
+
+func clipOut(s string) string {
+	if len(s) > 4000 {
+		return s[:4000] + "\n…"
+	}
+	return s
+}
+
+// leaserace runs the binary to completion with args.
+func leaserace(t *testing.T, args ...string) result {
+	t.Helper()
+	return leaseraceEnv(t, nil, args...)
+}
+
+// leaseraceEnv runs the binary with extra environment variables.
+func leaseraceEnv(t *testing.T, env []string, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, built.path, args...)
+	cmd.Env = append(childEnv(), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	res := result{stdout: stdout.String(), stderr: stderr.String()}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		res.code = ee.ExitCode()
+	default:
+		t.Fatalf("running leaserace %v: %v", args, err)
+	}
+	return res
+}
+
+// childEnv is this process's environment without what would steer the
+// binary to another server than the one a test names.
+func childEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if k == "DATABASE_URL" || strings.HasPrefix(k, "PG") || k == "NO_COLOR" {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return env
+}
+
+// pgArgs points the binary at the test server.
+func pgArgs(t *testing.T) []string {
+	t.Helper()
+	return []string{"--pg", "dsn", "--dsn", pgtest.DSN(t)}
+}
+
+// withDatabase is dsn with its database replaced, URL or key=value form.
+func withDatabase(t *testing.T, dsn, db string) string {
+	t.Helper()
+	if strings.Contains(dsn, "://") {
+		u, err := url.Parse(dsn)
+		if err != nil {
+			t.Fatalf("test DSN: %v", err)
+		}
+		u.Path = "/" + db
+		return u.String()
+	}
+	return dsn + " dbname=" + db
+}
+
+func args(base []string, more ...string) []string {
+	return append(append([]string{}, base...), more...)
+}

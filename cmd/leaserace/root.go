@@ -1,0 +1,144 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/leaserace/leaserace/scenario"
+	"github.com/spf13/cobra"
+)
+
+type rootFlags struct {
+	scenario  string
+	knobs     knobFlags
+	at        int64
+	exportDir string
+	pg        pgFlags
+}
+
+func newRootCmd(a *app) *cobra.Command {
+	var f rootFlags
+	root := &cobra.Command{
+		Use:   "leaserace",
+		Short: "Step through a lease-renewal race on a real PostgreSQL server",
+		Long: `leaserace teaches one lesson: a heartbeat is an authority mutation, and it can
+go stale while still in flight. It plays the race step by step against a real
+PostgreSQL server (every row you see was produced by real SQL, so psql beside
+it shows the same rows change) and lets you flip two knobs live:
+
+  --renewal blind     the heartbeat overwrites the lease from its cached snapshot
+  --renewal compare   compare-and-renew: only while owner, fence and version still match
+  --fencing off       the resource accepts every write
+  --fencing strict    the resource accepts only epochs above the one it stores
+  --fencing monotonic the resource accepts epochs at or above it (the repair)
+
+Bare leaserace opens the terminal UI (keys: → ← step, r renewal, f fencing,
+e export, ? help, q quit). The subcommands run headless.
+
+PostgreSQL comes from --pg: dsn (--dsn, DATABASE_URL or PG* variables),
+container (a throwaway container, image from --pg-image), local (a throwaway
+cluster from the installed server binaries) or auto, which tries them in that
+order and says why one was passed over. Whatever leaserace starts it stops,
+also on Ctrl-C.
+
+Exit codes: 0 ok, 1 check mismatch or runtime failure, 2 bad flag or input,
+3 no PostgreSQL server could start, 130 interrupted (Ctrl-C).
+NO_COLOR turns colour off.`,
+		Example: `  # The race at the moment A's late heartbeat arrives
+  leaserace --scenario renewal-race --at 1075
+
+  # Start with compare-and-renew and monotonic fencing, on a server you have
+  leaserace --renewal compare --fencing monotonic --pg dsn --dsn postgres://me@localhost/db
+
+  # Headless
+  leaserace run --renewal blind --fencing off --format md
+  leaserace check`,
+		Version:       versionLine(),
+		Args:          noArgs,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.tui(cmd.Context(), cmd, f)
+		},
+	}
+	root.SetVersionTemplate("{{.Version}}\n")
+	root.SetIn(a.stdin)
+	root.SetOut(a.stdout)
+	root.SetErr(a.stderr)
+	// Every bad flag, on any command, is a usage error: exit 2.
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageErr("%w; see %s --help", err, c.CommandPath())
+	})
+	fs := root.Flags()
+	fs.StringVar(&f.scenario, "scenario", "renewal-race", "a built-in scenario's name or a scenario YAML file")
+	f.knobs.register(fs)
+	fs.Int64Var(&f.at, "at", 0, "open positioned at logical time T, every event up to T executed")
+	fs.StringVar(&f.exportDir, "export-dir", "", "where e writes exported transcripts (default the current directory)")
+	f.pg.register(fs, a.getenv)
+
+	root.AddCommand(newRunCmd(a), newCheckCmd(a), newScenariosCmd(a), newResourceCmd(a), newVersionCmd(a))
+	root.AddCommand(newVerifyCmd(a))
+	return root
+}
+
+// tuiOptions are the root command's flags, checked.
+type tuiOptions struct {
+	scenario  string
+	knobs     scenario.Knobs
+	at        *int64
+	exportDir string
+	pg        pgFlags
+}
+
+func (a *app) tui(ctx context.Context, cmd *cobra.Command, f rootFlags) error {
+	// Check everything before the screen changes, so a typo gets a plain
+	// message and exit 2 rather than a UI that starts and fails.
+	k, err := f.knobs.knobs()
+	if err != nil {
+		return err
+	}
+	sc, err := loadScenario(f.scenario)
+	if err != nil {
+		return err
+	}
+	o := tuiOptions{scenario: f.scenario, knobs: k, exportDir: f.exportDir, pg: f.pg}
+	if cmd.Flags().Changed("at") {
+		from, to := timeline(sc)
+		if f.at < from || f.at > to {
+			return usageErr("--at %d is outside %s's timeline, %d–%d", f.at, sc.Name, from, to)
+		}
+		at := f.at
+		o.at = &at
+	}
+	if f.exportDir != "" {
+		st, err := os.Stat(f.exportDir)
+		if err != nil || !st.IsDir() {
+			return usageErr("--export-dir %s is not a directory", f.exportDir)
+		}
+	}
+	if !isTerminal(a.stdout) {
+		return usageErr("standard output is not a terminal, and the interactive UI needs one; for a transcript without a terminal use: leaserace run --scenario %s --renewal %s --fencing %s", f.scenario, k.Renewal, k.Fencing)
+	}
+	prov, err := f.pg.provider(a)
+	if err != nil {
+		return err
+	}
+	if err := a.runTUI(ctx, prov, o); err != nil {
+		if interrupted(ctx, err) {
+			return err
+		}
+		return fmt.Errorf("the interactive UI stopped: %w", err)
+	}
+	return nil
+}
+
+// isTerminal reports whether w is a character device such as a terminal.
+func isTerminal(w any) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
