@@ -45,6 +45,7 @@ const (
 	episodeBudget = 40 * time.Millisecond
 	// pollEvery spaces a waiting holder's acquire attempts.
 	pollEvery = 250 * time.Microsecond
+	maxPolls  = int(episodeBudget/pollEvery) + 1
 	// episodeTimeout bounds one run's I/O, so a hung server ends the stress
 	// with an error instead of hanging it.
 	episodeTimeout = 15 * time.Second
@@ -478,8 +479,10 @@ func (ln *lane) hold(ctx context.Context, h int, renewal scenario.Renewal, p Hol
 		return t, err
 	}
 	var mine *scenario.Lease
-	for mine == nil {
-		if time.Now().After(deadline) {
+	for polls := 0; mine == nil; polls++ {
+		// Bounded twice: by the run's budget and by a count, in case
+		// sleeps return early.
+		if polls >= maxPolls || time.Now().After(deadline) {
 			return t, nil
 		}
 		before, after, rows, err := ln.coordinate(ctx, conn, sq.acquire, ln.lease, me, now(), int64(StressTTL))
