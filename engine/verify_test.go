@@ -62,6 +62,30 @@ func TestVerifyUntouchedTranscriptPasses(t *testing.T) {
 	}
 }
 
+// TestVerifyPartialTranscript: the TUI exports wherever the presenter
+// stands; verify replays to the same step.
+func TestVerifyPartialTranscript(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	r := openRun(t, dsn, "renewal-race", knobs(scenario.RenewalCompare, scenario.FencingMonotonic))
+	if err := r.Seek(ctxT(t), 3); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := r.Transcript()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := engine.Verify(ctxT(t), dsn, roundTrip(t, tr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Identical || res.LiveSteps != 3 || res.Events != 6 {
+		t.Fatalf("a transcript stopped after 3 steps should verify at step 3: %+v", res)
+	}
+	if rep := verifyReport(t, res); !strings.Contains(rep, "3 of 6 steps") {
+		t.Errorf("report should say the file stops early: %s", rep)
+	}
+}
+
 // TestVerifyTamperedRowsNamesTheStep changes one step's rows in the file,
 // leaving its digest line alone, as someone editing a transcript would.
 func TestVerifyTamperedRowsNamesTheStep(t *testing.T) {

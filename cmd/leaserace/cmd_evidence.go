@@ -72,16 +72,10 @@ func (a *app) writeEvidence(ctx context.Context, srv *engine.Server, e evidenceF
 	if err != nil {
 		return fmt.Errorf("cannot record the evidence: %w", err)
 	}
-	if err := os.MkdirAll(e.dir, 0o755); err != nil {
-		return fmt.Errorf("cannot make the evidence directory: %w", err)
+	if err := writeFilesAtomic(ctx, e.dir, ev.Files); err != nil {
+		return err
 	}
-	var manifest engine.EvidenceFile
-	for _, f := range ev.Files {
-		if err := writeFileAtomic(ctx, filepath.Join(e.dir, f.Name), f.Data); err != nil {
-			return err
-		}
-		manifest = f
-	}
+	manifest := ev.Files[len(ev.Files)-1]
 	a.infof("evidence: %d transcripts, %d files in %s; %s sha256 %s", len(ev.Transcripts), len(ev.Files), e.dir, manifest.Name, manifest.SHA256())
 	var w io.Writer = a.stdout
 	if jsonOut {
@@ -118,15 +112,25 @@ func (a *app) writeTranscriptDir(ctx context.Context, dir string, tr engine.Tran
 		}
 		files[i] = engine.EvidenceFile{Name: engine.TranscriptName(tr.Scenario, tr.Knobs) + engine.TranscriptExt(f), Data: data}
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("cannot make the output directory: %w", err)
+	if err := writeFilesAtomic(ctx, dir, files); err != nil {
+		return err
 	}
 	for _, f := range files {
-		path := filepath.Join(dir, f.Name)
-		if err := writeFileAtomic(ctx, path, f.Data); err != nil {
+		a.infof("transcript (%s, %d effects, %s) written to %s", tr.Knobs, tr.Outcome.Effects, tr.Outcome.Verdict, filepath.Join(dir, f.Name))
+	}
+	return nil
+}
+
+// writeFilesAtomic makes dir if need be and replaces each file in it
+// atomically, in order.
+func writeFilesAtomic(ctx context.Context, dir string, files []engine.EvidenceFile) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("cannot make the directory %s: %w", dir, err)
+	}
+	for _, f := range files {
+		if err := writeFileAtomic(ctx, filepath.Join(dir, f.Name), f.Data); err != nil {
 			return err
 		}
-		a.infof("transcript (%s, %d effects, %s) written to %s", tr.Knobs, tr.Outcome.Effects, tr.Outcome.Verdict, path)
 	}
 	return nil
 }
