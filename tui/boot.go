@@ -1,0 +1,68 @@
+package tui
+
+import (
+	"github.com/charmbracelet/bubbles/spinner"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/leaserace/leaserace/tui/styles"
+)
+
+// boot is the start-up screen: a spinner naming the provider and the
+// progress lines it reports while PostgreSQL starts.
+type boot struct {
+	spin     spinner.Model
+	provider string
+	lines    []string
+	// listen waits for the provider's next progress line.
+	listen tea.Cmd
+}
+
+// progressMsg is one progress line from the provider; ok is false once the
+// provider has finished reporting.
+type progressMsg struct {
+	line string
+	ok   bool
+}
+
+func newBoot(st *styles.Styles, provider string) boot {
+	return boot{
+		spin:     spinner.New(spinner.WithSpinner(spinner.Line), spinner.WithStyle(st.Spinner)),
+		provider: provider,
+	}
+}
+
+// Update advances the spinner and collects progress lines.
+func (b boot) Update(msg tea.Msg) (boot, tea.Cmd) {
+	switch msg := msg.(type) {
+	case spinner.TickMsg:
+		var cmd tea.Cmd
+		b.spin, cmd = b.spin.Update(msg)
+		return b, cmd
+	case progressMsg:
+		if !msg.ok {
+			return b, nil
+		}
+		if msg.line != "" {
+			b.lines = append(b.lines, msg.line)
+			// A handful is enough to show it is moving.
+			if len(b.lines) > 6 {
+				b.lines = b.lines[len(b.lines)-6:]
+			}
+		}
+		return b, b.listen
+	}
+	return b, nil
+}
+
+// View renders the start-up screen in width×height cells.
+func (b boot) View(st *styles.Styles, width, height int) []string {
+	if width < 1 || height < 1 {
+		return nil
+	}
+	head := []span{plain(b.spin.View() + " "), styled(&st.Title, "leaserace"),
+		plain(" is starting PostgreSQL with the " + b.provider + " provider…")}
+	lines := wrap(head, width, "", "  ")
+	for _, l := range b.lines {
+		lines = append(lines, wrap([]span{styled(&st.Faint, l)}, width, "  · ", "    ")...)
+	}
+	return clip(lines, height)
+}

@@ -1,0 +1,108 @@
+package tui
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/leaserace/leaserace/engine"
+)
+
+// export writes the run's transcript with the presenter's session log as
+// JSON and Markdown into dir and returns both paths.
+func export(ctx context.Context, r *engine.Run, log []engine.SessionEntry, dir string, now time.Time) ([]string, error) {
+	tr, err := r.Transcript()
+	if err != nil {
+		return nil, fmt.Errorf("could not build the transcript: %w", err)
+	}
+	tr.Session = log
+	var js, md bytes.Buffer
+	if err := tr.WriteJSON(&js); err != nil {
+		return nil, err
+	}
+	if err := engine.WriteMarkdown(&md, tr); err != nil {
+		return nil, fmt.Errorf("could not write the Markdown transcript: %w", err)
+	}
+	if dir == "" {
+		dir = "."
+	}
+	base := exportBase(tr.Scenario, now)
+	// Two exports in the same second get -2, -3, … rather than overwriting.
+	for n := 1; n < 100; n++ {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("export cancelled: %w", err)
+		}
+		name := base
+		if n > 1 {
+			name = fmt.Sprintf("%s-%d", base, n)
+		}
+		jp, mp := filepath.Join(dir, name+".json"), filepath.Join(dir, name+".md")
+		err := writeNew(jp, js.Bytes())
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if err := writeNew(mp, md.Bytes()); err != nil {
+			_ = os.Remove(jp)
+			if errors.Is(err, fs.ErrExist) {
+				continue
+			}
+			return nil, err
+		}
+		return []string{jp, mp}, nil
+	}
+	return nil, fmt.Errorf("could not find a free file name for %s in %s", base, dir)
+}
+
+// writeNew creates path, refusing to replace an existing file.
+func writeNew(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return err
+		}
+		return fmt.Errorf("could not create %s: %w", path, err)
+	}
+	if _, err := f.Write(data); err != nil {
+		_ = f.Close()
+		return fmt.Errorf("could not write %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("could not finish writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// exportBase is leaserace-<scenario>-<YYYYmmdd-HHMMSS>, the scenario part
+// reduced to [a-z0-9-] so a scenario file name cannot escape the directory.
+func exportBase(scenarioName string, now time.Time) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(scenarioName) {
+		ok := (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9')
+		switch {
+		case ok:
+			b.WriteRune(r)
+			dash = false
+		case !dash && b.Len() > 0:
+			b.WriteByte('-')
+			dash = true
+		}
+	}
+	name := strings.Trim(b.String(), "-")
+	if name == "" {
+		name = "scenario"
+	}
+	if len(name) > 60 {
+		name = strings.Trim(name[:60], "-")
+	}
+	return "leaserace-" + name + "-" + now.Format("20060102-150405")
+}

@@ -1,0 +1,152 @@
+package tui
+
+import (
+	"context"
+	"io"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/engine/pgtest"
+	"github.com/leaserace/leaserace/scenario"
+	"github.com/muesli/termenv"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// fixedNow stamps export names in tests.
+func fixedNow() time.Time { return time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC) }
+
+func testCtx(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// asciiRenderer is a renderer with an explicit ASCII profile and a fixed
+// background, so screens are the same on every machine without touching
+// lipgloss's global renderer.
+func asciiRenderer() *lipgloss.Renderer {
+	r := lipgloss.NewRenderer(io.Discard)
+	r.SetColorProfile(termenv.Ascii)
+	r.SetHasDarkBackground(true)
+	return r
+}
+
+func knobs(r scenario.Renewal, f scenario.Fencing) scenario.Knobs {
+	return scenario.Knobs{Renewal: r, Fencing: f}
+}
+
+// openModel opens a built-in scenario on the test server and wraps it in a
+// model of size w×h. The model and its runs are closed when the test ends.
+func openModel(t testing.TB, name string, k scenario.Knobs, w, h int) Model {
+	t.Helper()
+	dsn := pgtest.DSN(t)
+	sc, err := scenario.Builtin(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := testCtx(t)
+	run, err := engine.Open(ctx, engine.Config{DSN: dsn, Scenario: sc, Knobs: k, Provider: "test"})
+	if err != nil {
+		t.Fatalf("open %s: %v", name, err)
+	}
+	m, err := NewModel(context.Background(), Config{
+		Run: run, DSN: dsn, Provider: "test", ExportDir: t.TempDir(),
+		Renderer: asciiRenderer(), Now: fixedNow,
+	})
+	if err != nil {
+		_ = run.Close(ctx)
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := m.Close(context.Background()); err != nil {
+			t.Errorf("close: %v", err)
+		}
+	})
+	// Play beats arrive at once in tests; the pace is not what is tested.
+	m.every = func(_ time.Duration, f func(time.Time) tea.Msg) tea.Cmd {
+		return func() tea.Msg { return f(time.Time{}) }
+	}
+	return send(t, m, tea.WindowSizeMsg{Width: w, Height: h})
+}
+
+// keyMsg builds the message a terminal sends for a key as bubbles/key names it.
+func keyMsg(k string) tea.KeyMsg {
+	switch k {
+	case "right":
+		return tea.KeyMsg{Type: tea.KeyRight}
+	case "left":
+		return tea.KeyMsg{Type: tea.KeyLeft}
+	case "up":
+		return tea.KeyMsg{Type: tea.KeyUp}
+	case "down":
+		return tea.KeyMsg{Type: tea.KeyDown}
+	case "enter":
+		return tea.KeyMsg{Type: tea.KeyEnter}
+	case "esc":
+		return tea.KeyMsg{Type: tea.KeyEsc}
+	case "home":
+		return tea.KeyMsg{Type: tea.KeyHome}
+	case "end":
+		return tea.KeyMsg{Type: tea.KeyEnd}
+	case "ctrl+c":
+		return tea.KeyMsg{Type: tea.KeyCtrlC}
+	case " ":
+		return tea.KeyMsg{Type: tea.KeySpace, Runes: []rune{' '}}
+	}
+	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
+}
+
+// press sends keys one after another, running every command each returns
+// to completion against the real run before the next key.
+func press(t testing.TB, m Model, keys ...string) Model {
+	t.Helper()
+	for _, k := range keys {
+		m = send(t, m, keyMsg(k))
+	}
+	return m
+}
+
+// send delivers msg and then the messages of every command it causes, the
+// way tea.Program would but synchronously. It reports whether a command
+// asked to quit through the quit flag of the model.
+func send(t testing.TB, m Model, msg tea.Msg) Model {
+	t.Helper()
+	queue := []tea.Msg{msg}
+	for steps := 0; len(queue) > 0; steps++ {
+		if steps > 1000 {
+			t.Fatal("commands keep producing messages")
+		}
+		next := queue[0]
+		queue = queue[1:]
+		nm, cmd := m.Update(next)
+		m = nm.(Model)
+		queue = append(queue, runCmd(cmd)...)
+	}
+	return m
+}
+
+// runCmd runs a command and flattens batches; tea.Quit's message is kept
+// out, the model's quitting flag says it was asked.
+func runCmd(cmd tea.Cmd) []tea.Msg {
+	if cmd == nil {
+		return nil
+	}
+	switch msg := cmd().(type) {
+	case nil:
+		return nil
+	case tea.BatchMsg:
+		var out []tea.Msg
+		for _, c := range msg {
+			out = append(out, runCmd(c)...)
+		}
+		return out
+	case tea.QuitMsg:
+		return nil
+	default:
+		return []tea.Msg{msg}
+	}
+}

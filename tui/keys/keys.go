@@ -1,0 +1,92 @@
+// Package keys holds the TUI's key bindings and the help they print.
+package keys
+
+import "github.com/charmbracelet/bubbles/key"
+
+// Map is every binding the TUI answers to. It satisfies help.KeyMap.
+type Map struct {
+	Next      key.Binding
+	Prev      key.Binding
+	TickNext  key.Binding
+	TickPrev  key.Binding
+	Start     key.Binding
+	End       key.Binding
+	Play      key.Binding
+	Renewal   key.Binding
+	Fencing   key.Binding
+	Scenario  key.Binding
+	Export    key.Binding
+	Reconnect key.Binding
+	Help      key.Binding
+	Quit      key.Binding
+}
+
+// Default returns the bindings issue 3 asks for.
+func Default() Map {
+	return Map{
+		Next:      key.NewBinding(key.WithKeys("right", "l"), key.WithHelp("→/l", "next event")),
+		Prev:      key.NewBinding(key.WithKeys("left", "h"), key.WithHelp("←/h", "previous event")),
+		TickNext:  key.NewBinding(key.WithKeys("."), key.WithHelp(".", "one tick later")),
+		TickPrev:  key.NewBinding(key.WithKeys(","), key.WithHelp(",", "one tick earlier")),
+		Start:     key.NewBinding(key.WithKeys("g", "home"), key.WithHelp("g", "start")),
+		End:       key.NewBinding(key.WithKeys("G", "end"), key.WithHelp("G", "end")),
+		Play:      key.NewBinding(key.WithKeys(" "), key.WithHelp("space", "play/pause")),
+		Renewal:   key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "renewal blind⇄compare")),
+		Fencing:   key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "fencing off→strict→monotonic")),
+		Scenario:  key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "choose scenario")),
+		Export:    key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "export transcript")),
+		Reconnect: key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "reconnect")),
+		Help:      key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "more keys")),
+		Quit:      key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+	}
+}
+
+// ShortHelp is the one-line help: the keys a presenter needs first, in
+// words short enough that ? and q still fit on 80 columns.
+func (m Map) ShortHelp() []key.Binding {
+	return []key.Binding{
+		brief(m.Next, "next"), brief(m.Prev, "back"), brief(m.Renewal, "renewal"),
+		brief(m.Fencing, "fencing"), brief(m.Play, "play"), brief(m.Help, "all keys"), m.Quit,
+		brief(m.Scenario, "scenario"), brief(m.Export, "export"),
+	}
+}
+
+// brief is b with a shorter description; b itself is unchanged.
+func brief(b key.Binding, desc string) key.Binding {
+	b.SetHelp(b.Help().Key, desc)
+	return b
+}
+
+// FullHelp is the help shown after ?, in columns.
+func (m Map) FullHelp() [][]key.Binding {
+	return [][]key.Binding{
+		{m.Next, m.Prev, m.TickNext, m.TickPrev},
+		{m.Start, m.End, m.Play},
+		{m.Renewal, m.Fencing, m.Scenario},
+		{m.Export, m.Reconnect, m.Help, m.Quit},
+	}
+}
+
+// Chooser is the bindings of the scenario list.
+type Chooser struct {
+	Up     key.Binding
+	Down   key.Binding
+	Choose key.Binding
+	Cancel key.Binding
+}
+
+// DefaultChooser returns the scenario list's bindings.
+func DefaultChooser() Chooser {
+	return Chooser{
+		Up:     key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
+		Down:   key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
+		Choose: key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "open")),
+		Cancel: key.NewBinding(key.WithKeys("esc", "s"), key.WithHelp("esc", "cancel")),
+	}
+}
+
+// ShortHelp lists the chooser's keys.
+func (c Chooser) ShortHelp() []key.Binding { return []key.Binding{c.Up, c.Down, c.Choose, c.Cancel} }
+
+// FullHelp lists the chooser's keys in one column.
+func (c Chooser) FullHelp() [][]key.Binding { return [][]key.Binding{c.ShortHelp()} }

@@ -1,0 +1,402 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/tui/keys"
+	"github.com/leaserace/leaserace/tui/styles"
+)
+
+// playEvery is the pace of space/play: one event per beat, slow enough to
+// talk over.
+const playEvery = 700 * time.Millisecond
+
+// maxQueue bounds key presses that wait while a step runs.
+const maxQueue = 16
+
+// phase is where the model is in its life.
+type phase int
+
+const (
+	phaseBoot phase = iota // the provider is starting PostgreSQL
+	phaseReady
+)
+
+// Config builds a Model around a run that is already open.
+type Config struct {
+	// Run is the run to show. The model owns it from now on: Close closes
+	// it, and so does switching to another scenario.
+	Run *engine.Run
+	// DSN reaches the server Run uses; s opens other scenarios there.
+	DSN string
+	// Provider and ServerVersion label the runs s opens.
+	Provider      string
+	ServerVersion string
+	// ExportDir is where e writes ("" = current directory).
+	ExportDir string
+	// Renderer draws the styles; nil means NO_COLOR-aware stdout.
+	Renderer *lipgloss.Renderer
+	// Now stamps export file names; nil means time.Now.
+	Now func() time.Time
+}
+
+// Model is the Bubble Tea model of the TUI. It is a value; everything it
+// started on the server lives in a shared session so any copy can Close.
+type Model struct {
+	s       *session
+	st      *styles.Styles
+	keys    keys.Map
+	help    help.Model
+	chooser chooser
+	boot    boot
+	phase   phase
+
+	run  *engine.Run
+	snap snapshot
+
+	busy    bool
+	busyOp  op
+	queue   []op
+	playing bool
+	playGen int
+
+	status  []span
+	err     error
+	log     []engine.SessionEntry
+	lastTog *engine.Change
+
+	exportDir string
+	now       func() time.Time
+	// every schedules play's beats; tea.Tick outside tests.
+	every func(time.Duration, func(time.Time) tea.Msg) tea.Cmd
+
+	width, height int
+	quitting      bool
+	// startup starts PostgreSQL and opens the first run (Run only).
+	startup tea.Cmd
+	// bootErr is why start-up failed; Run returns it after the program ends.
+	bootErr error
+}
+
+// NewModel wraps an open run. ctx bounds every engine call the model makes;
+// cancelling it stops them. Call Close when done, also after tea.Program.Run.
+func NewModel(ctx context.Context, cfg Config) (Model, error) {
+	if cfg.Run == nil {
+		return Model{}, errors.New("tui.NewModel needs an open run")
+	}
+	m := newModel(ctx, cfg.Renderer, cfg.ExportDir, cfg.Now)
+	m.s.dsn, m.s.provider, m.s.serverVersion = cfg.DSN, cfg.Provider, cfg.ServerVersion
+	if !m.s.adopt(cfg.Run) {
+		return Model{}, errors.New("the session is already closed")
+	}
+	m.run, m.snap, m.phase = cfg.Run, takeSnapshot(cfg.Run), phaseReady
+	return m, nil
+}
+
+func newModel(ctx context.Context, r *lipgloss.Renderer, exportDir string, now func() time.Time) Model {
+	if r == nil {
+		r = styles.NewRenderer(nil, false)
+	}
+	h := help.New()
+	h.ShortSeparator = " · "
+	if now == nil {
+		now = time.Now
+	}
+	m := Model{
+		s: newSession(ctx), keys: keys.Default(), help: h,
+		chooser: newChooser(), exportDir: exportDir, now: now, every: tea.Tick,
+	}
+	m.setRenderer(r)
+	return m
+}
+
+// setRenderer builds the styles, the help's and the spinner's on r.
+func (m *Model) setRenderer(r *lipgloss.Renderer) {
+	st := styles.New(r)
+	m.st = &st
+	m.help.Styles = st.Help
+	m.boot.spin.Style = st.Spinner
+}
+
+// Close stops the model's commands and closes every run and server it owns.
+func (m Model) Close(ctx context.Context) error { return m.s.Close(ctx) }
+
+// Run is the run on screen (nil while PostgreSQL is starting).
+func (m Model) Run() *engine.Run { return m.run }
+
+// Session is the presenter's log so far, as the export writes it.
+func (m Model) Session() []engine.SessionEntry { return slices.Clone(m.log) }
+
+// Busy reports whether an engine call is running.
+func (m Model) Busy() bool { return m.busy }
+
+// Err is the engine error shown in place, if any.
+func (m Model) Err() error { return m.err }
+
+// Init starts the spinner while booting; a ready model has nothing to do.
+func (m Model) Init() tea.Cmd {
+	if m.phase == phaseBoot {
+		return tea.Batch(m.boot.spin.Tick, m.startup, m.boot.listen)
+	}
+	return nil
+}
+
+// playTickMsg is one beat of play; gen drops beats of an earlier play.
+type playTickMsg struct{ gen int }
+
+// readyMsg ends the boot phase with the first run open.
+type readyMsg struct {
+	run  *engine.Run
+	snap snapshot
+	err  error
+}
+
+// Update handles keys, window size and the results of engine commands.
+func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = msg.Width, msg.Height
+		m.help.Width = msg.Width
+		return m, nil
+	case tea.KeyMsg:
+		return m.key(msg)
+	case doneMsg:
+		return m.done(msg)
+	case chooseMsg:
+		return m.enqueue(op{kind: opOpen, name: msg.name})
+	case playTickMsg:
+		return m.beat(msg)
+	case readyMsg:
+		if msg.err != nil {
+			m.bootErr = msg.err
+			m.quitting = true
+			return m, tea.Quit
+		}
+		m.run, m.snap, m.phase = msg.run, msg.snap, phaseReady
+		m.log = append(m.log, m.entry(engine.SessionScenario))
+		return m, nil
+	}
+	if m.phase == phaseBoot {
+		var cmd tea.Cmd
+		m.boot, cmd = m.boot.Update(msg)
+		return m, cmd
+	}
+	return m, nil
+}
+
+func (m Model) key(km tea.KeyMsg) (tea.Model, tea.Cmd) {
+	if key.Matches(km, m.keys.Quit) && (km.String() == "ctrl+c" || !m.chooser.open) {
+		m.quitting = true
+		return m, tea.Quit
+	}
+	if m.phase == phaseBoot {
+		return m, nil
+	}
+	if m.chooser.open {
+		var cmd tea.Cmd
+		m.chooser, cmd = m.chooser.Update(km)
+		return m, cmd
+	}
+	switch {
+	case key.Matches(km, m.keys.Help):
+		m.help.ShowAll = !m.help.ShowAll
+		return m, nil
+	case key.Matches(km, m.keys.Scenario):
+		m.playing = false
+		m.chooser = m.chooser.show(m.snap.sc.Name)
+		return m, nil
+	case key.Matches(km, m.keys.Play):
+		return m.togglePlay()
+	case key.Matches(km, m.keys.Next):
+		return m.enqueue(op{kind: opNext})
+	case key.Matches(km, m.keys.Prev):
+		return m.enqueue(op{kind: opPrev})
+	case key.Matches(km, m.keys.TickNext):
+		return m.enqueue(op{kind: opTickNext})
+	case key.Matches(km, m.keys.TickPrev):
+		return m.enqueue(op{kind: opTickPrev})
+	case key.Matches(km, m.keys.Start):
+		return m.enqueue(op{kind: opStart})
+	case key.Matches(km, m.keys.End):
+		return m.enqueue(op{kind: opEnd})
+	case key.Matches(km, m.keys.Renewal):
+		return m.enqueue(op{kind: opRenewal})
+	case key.Matches(km, m.keys.Fencing):
+		return m.enqueue(op{kind: opFencing})
+	case key.Matches(km, m.keys.Export):
+		return m.enqueue(op{kind: opExport})
+	case key.Matches(km, m.keys.Reconnect):
+		// Reconnecting is the way out of an error: drop what was queued.
+		m.queue = nil
+		return m.enqueue(op{kind: opReconnect})
+	}
+	return m, nil
+}
+
+// enqueue starts o now, or after the running command when busy, so fast
+// key presses are all honoured in order and Update never waits.
+func (m Model) enqueue(o op) (tea.Model, tea.Cmd) {
+	if m.busy {
+		if len(m.queue) < maxQueue {
+			m.queue = append(m.queue, o)
+		}
+		return m, nil
+	}
+	return m.start(o)
+}
+
+func (m Model) start(o op) (Model, tea.Cmd) {
+	m.busy, m.busyOp = true, o
+	env := opEnv{s: m.s, run: m.run, shown: m.snap, log: slices.Clone(m.log), exportDir: m.exportDir, now: m.now()}
+	return m, env.command(o)
+}
+
+func (m Model) togglePlay() (tea.Model, tea.Cmd) {
+	if m.playing {
+		m.playing = false
+		m.status = []span{plain("⏸ paused")}
+		return m, nil
+	}
+	if m.snap.view.Pos >= len(m.snap.sc.Events) {
+		m.status = []span{plain("Nothing left to play: g goes back to the start.")}
+		return m, nil
+	}
+	m.playing = true
+	m.playGen++
+	m.status = []span{plain("▶ playing, one event every " + playEvery.String() + "; space pauses")}
+	next, cmd := m.enqueue(op{kind: opNext})
+	return next, tea.Batch(cmd, m.playTick())
+}
+
+func (m Model) playTick() tea.Cmd {
+	gen := m.playGen
+	return m.every(playEvery, func(time.Time) tea.Msg { return playTickMsg{gen: gen} })
+}
+
+func (m Model) beat(msg playTickMsg) (tea.Model, tea.Cmd) {
+	if !m.playing || msg.gen != m.playGen {
+		return m, nil
+	}
+	if m.snap.view.Pos >= len(m.snap.sc.Events) && len(m.queue) == 0 && !m.busy {
+		m.playing = false
+		m.status = []span{plain("■ played to the last event")}
+		return m, nil
+	}
+	if m.busy || len(m.queue) > 0 {
+		// A slow step: wait for it rather than pile up more.
+		return m, m.playTick()
+	}
+	next, cmd := m.start(op{kind: opNext})
+	return next, tea.Batch(cmd, m.playTick())
+}
+
+// done applies an engine command's result and starts the next queued one.
+func (m Model) done(d doneMsg) (tea.Model, tea.Cmd) {
+	m.busy = false
+	if d.err != nil {
+		m.err = d.err
+		m.queue = nil
+		m.playing = false
+		return m, nil
+	}
+	if d.run != nil {
+		m.run = d.run
+	}
+	if d.snap.sc != nil {
+		m.snap = d.snap
+	}
+	m.err = nil
+	m.status = nil
+	m.lastTog = nil
+	if d.info != "" {
+		m.status = []span{plain(d.info)}
+		if d.op.kind == opNext {
+			m.playing = false
+		}
+	}
+	if d.moved {
+		m.record(d)
+	}
+	switch d.op.kind {
+	case opRenewal, opFencing:
+		m.lastTog = d.change
+		m.status = m.changeStatus(d.change)
+	case opExport:
+		m.status = []span{styled(&m.st.Good, "✓ exported"), plain(" " + strings.Join(d.paths, " and "))}
+	case opReconnect:
+		m.status = []span{styled(&m.st.Good, "✓ reconnected"), plain(fmt.Sprintf(" and replayed to t=%d", m.snap.view.Now))}
+	case opOpen:
+		m.status = []span{plain("opened " + m.snap.sc.Name)}
+		if d.info != "" {
+			m.status = append(m.status, plain(" ("+d.info+")"))
+		}
+	}
+	if len(m.queue) > 0 {
+		next := m.queue[0]
+		m.queue = m.queue[1:]
+		return m.start(next)
+	}
+	return m, nil
+}
+
+// record adds what the presenter just did to the session log.
+func (m *Model) record(d doneMsg) {
+	var e engine.SessionEntry
+	switch d.op.kind {
+	case opNext:
+		e = m.entry(engine.SessionStep)
+		st := *d.step
+		e.Step = &st
+	case opPrev:
+		e = m.entry(engine.SessionBack)
+	case opTickNext, opTickPrev, opStart, opEnd:
+		e = m.entry(engine.SessionSeek)
+	case opRenewal, opFencing:
+		e = m.entry(engine.SessionToggle)
+		if d.change != nil {
+			e.Change = slices.Clone(d.change.Lines)
+		}
+	case opOpen:
+		e = m.entry(engine.SessionScenario)
+	default:
+		return
+	}
+	m.log = append(m.log, e)
+}
+
+func (m Model) entry(kind string) engine.SessionEntry {
+	v := m.snap.view
+	return engine.SessionEntry{Kind: kind, Scenario: m.snap.sc.Name, T: v.Now, Pos: v.Pos, Knobs: v.Knobs}
+}
+
+// changeStatus says what a toggle did: the knob, then what it changed.
+func (m Model) changeStatus(ch *engine.Change) []span {
+	if ch == nil {
+		return nil
+	}
+	var p []span
+	switch {
+	case ch.From.Renewal != ch.To.Renewal:
+		p = append(p, plain(fmt.Sprintf("r: renewal %s → ", ch.From.Renewal)), styled(&m.st.Changed, ch.To.Renewal.Describe()))
+	case ch.From.Fencing != ch.To.Fencing:
+		p = append(p, plain(fmt.Sprintf("f: fencing %s → ", ch.From.Fencing)), styled(&m.st.Changed, ch.To.Fencing.Describe()))
+	}
+	p = append(p, plain(fmt.Sprintf(" · replayed to t=%d: ", m.snap.view.Now)))
+	for i, l := range ch.Lines {
+		if i > 0 {
+			p = append(p, plain(" · "))
+		}
+		p = append(p, styled(&m.st.Changed, l))
+	}
+	return p
+}

@@ -1,0 +1,416 @@
+package tui
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/scenario"
+)
+
+// para is a paragraph of spans and the indents its lines start with.
+type para struct {
+	spans       []span
+	first, rest string
+}
+
+func p(spans ...span) para { return para{spans: spans} }
+
+// field is a "label value" paragraph whose continuation lines hang under
+// the value.
+func field(label string, lw int, spans ...span) para {
+	pad := strings.Repeat(" ", max(1, lw-textWidth(label)))
+	return para{spans: spans, first: label + pad, rest: strings.Repeat(" ", textWidth(label)+len(pad))}
+}
+
+func layoutParas(ps []para, w int) []string {
+	var out []string
+	for _, x := range ps {
+		out = append(out, wrap(x.spans, w, x.first, x.rest)...)
+	}
+	return out
+}
+
+// box draws lines in a rounded border w cells wide, at least h lines
+// inside, with the first title that fits in the top edge. Lines must
+// already fit in w-4 cells.
+func (m Model) box(titles []string, lines []string, w, h int) []string {
+	bs := &m.st.Border
+	inner := max(0, w-4)
+	top := render(bs, "╭─")
+	used := 3 // ╭─ and ╮
+	for _, t := range titles {
+		if tw := textWidth(t) + 2; used+tw <= w {
+			top += " " + m.st.PaneHead.Render(t) + " "
+			used += tw
+			break
+		}
+	}
+	top += render(bs, strings.Repeat("─", max(0, w-used))+"╮")
+	out := []string{top}
+	left, right := render(bs, "│")+" ", " "+render(bs, "│")
+	for i := range max(h, len(lines)) {
+		l := ""
+		if i < len(lines) {
+			l = lines[i]
+		}
+		out = append(out, left+fit(l, inner)+right)
+	}
+	return append(out, render(bs, "╰"+strings.Repeat("─", max(0, w-2))+"╯"))
+}
+
+// panes: Coordinator, In flight and Resource side by side.
+func (m Model) panes(w int, l layout) []string {
+	const n = 3
+	if l.boxes {
+		pw := w / n
+		widths := []int{pw, pw, w - 2*pw}
+		blocks := [][]string{
+			m.coordinatorLines(widths[0]-4, true),
+			m.flightLines(widths[1] - 4),
+			m.resourceLines(widths[2]-4, true),
+		}
+		h := 0
+		for i, b := range blocks {
+			if l.paneMax > 0 {
+				blocks[i] = clip(b, l.paneMax)
+			}
+			h = max(h, len(blocks[i]))
+		}
+		titles := [][]string{{"Coordinator (PostgreSQL)", "Coordinator"}, {"In flight (network)", "In flight"}, {"Resource (HTTP + PostgreSQL)", "Resource"}}
+		for i := range blocks {
+			blocks[i] = m.box(titles[i], blocks[i], widths[i], h)
+		}
+		return hjoin("", widths, blocks...)
+	}
+	// Without borders: a heading per column and a rule between columns.
+	sep := " " + render(&m.st.Border, "│") + " "
+	pw := (w - 2*3) / n
+	widths := []int{pw, pw, w - 2*3 - 2*pw}
+	heads := []string{"Coordinator", "In flight", "Resource"}
+	blocks := [][]string{
+		m.coordinatorLines(widths[0], false),
+		m.flightLines(widths[1]),
+		m.resourceLines(widths[2], false),
+	}
+	for i, b := range blocks {
+		if l.paneMax > 0 {
+			b = clip(b, l.paneMax)
+		}
+		blocks[i] = append([]string{m.st.PaneHead.Render(heads[i])}, b...)
+	}
+	return hjoin(sep, widths, blocks...)
+}
+
+// coordinatorLines is the leases row after the step, with the fields the
+// step changed highlighted and a fence that went down called a regression.
+func (m Model) coordinatorLines(w int, roomy bool) []string {
+	st, s := m.st, m.snap
+	cur := s.view.Coordinator
+	var prev *scenario.Lease
+	changedAny := s.view.Pos > 0
+	if changedAny {
+		prev = s.prevCoordinator()
+	}
+	if cur == nil {
+		ps := []para{p(styled(&st.Faint, "no leases row"))}
+		if prev != nil {
+			ps = append(ps, p(styled(&st.Warn, "⚠ the row is gone")))
+		}
+		if s.sc.Initial == nil && !hasAction(s.sc, scenario.ActionAcquire) {
+			ps = append(ps, p(styled(&st.Faint, "this scenario writes to the resource directly; no lease is involved")))
+		}
+		return layoutParas(ps, w)
+	}
+	names := [4]string{"owner", "fence", "lease_version", "expires_at"}
+	lw := 14
+	if w < 30 {
+		names, lw = [4]string{"owner", "fence", "version", "expires"}, 9
+	}
+	type fv struct {
+		now, was string
+	}
+	vals := [4]fv{{now: cur.Owner}, {now: itoa(cur.Fence)}, {now: itoa(cur.LeaseVersion)}, {now: itoa(cur.ExpiresAt)}}
+	if prev != nil {
+		vals[0].was, vals[1].was, vals[2].was, vals[3].was = prev.Owner, itoa(prev.Fence), itoa(prev.LeaseVersion), itoa(prev.ExpiresAt)
+	}
+	var ps []para
+	if roomy {
+		ps = append(ps, p(styled(&st.Faint, "leases row '"+s.sc.Lease+"'")))
+	}
+	for i, v := range vals {
+		sp := changed(m, v.now, v.was, prev != nil)
+		if i == 3 && cur.ExpiresAt <= s.view.Now {
+			// Expiry is relative to the cursor, so say it in words.
+			sp = append(sp, styled(&st.Warn, " ⚠ expired"))
+		}
+		ps = append(ps, field(names[i], lw, sp...))
+	}
+	if prev != nil && cur.Fence < prev.Fence {
+		ps = append(ps, p(styled(&st.Warn, fmt.Sprintf("⚠ fence %d → %d: regressed", prev.Fence, cur.Fence))))
+	}
+	return layoutParas(ps, w)
+}
+
+// changed renders a value, highlighted with what it was when the last
+// step changed it.
+func changed(m Model, now, was string, known bool) []span {
+	if !known || now == was {
+		return []span{styled(&m.st.Value, now)}
+	}
+	return []span{styled(&m.st.Changed, now), styled(&m.st.Faint, " (was "+was+")")}
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+func hasAction(sc *scenario.Scenario, a scenario.Action) bool {
+	for _, e := range sc.Events {
+		if e.Action == a {
+			return true
+		}
+	}
+	return false
+}
+
+// flightLines lists heartbeats on the network and whether each still
+// carries the current epoch.
+func (m Model) flightLines(w int) []string {
+	st, s := m.st, m.snap
+	var ps []para
+	for _, msg := range s.view.InFlight {
+		ps = append(ps, p(styled(&st.Title, msg.ID), plain(" from "+msg.From)))
+		due := fmt.Sprintf("sent %d, due %d", msg.Sent, msg.Due)
+		if msg.Due < 0 {
+			due = fmt.Sprintf("sent %d, lost: never arrives", msg.Sent)
+		}
+		ps = append(ps, para{spans: []span{plain(due)}, first: "  ", rest: "  "})
+		sn := msg.Snapshot
+		ps = append(ps, para{spans: []span{styled(&st.Faint, fmt.Sprintf("carries %s, fence %d, v%d, expires %d", sn.Owner, sn.Fence, sn.LeaseVersion, sn.ExpiresAt))}, first: "  ", rest: "  "})
+		if msg.Stale {
+			ps = append(ps, para{spans: []span{styled(&st.Warn, "⚠ stale"), plain(": " + msg.StaleReason)}, first: "  ", rest: "    "})
+		} else {
+			ps = append(ps, para{spans: []span{styled(&st.Good, "✓ current epoch")}, first: "  ", rest: "  "})
+		}
+	}
+	if len(ps) == 0 {
+		ps = append(ps, p(styled(&st.Faint, "nothing in flight")))
+	}
+	if last := s.last(); last != nil && last.Action == scenario.ActionDeliver && last.Heartbeat != "" {
+		what := "refused"
+		if last.Rows > 0 {
+			what = "applied"
+		}
+		ps = append(ps, p(styled(&st.Faint, fmt.Sprintf("%s arrived at %d: %s (see SQL)", last.Heartbeat, last.T, what))))
+	}
+	return layoutParas(ps, w)
+}
+
+// resourceLines shows the stored epoch and value and every effect, with
+// the verdict spelled out.
+func (m Model) resourceLines(w int, roomy bool) []string {
+	st, s := m.st, m.snap
+	res := s.view.Resource
+	lw := 7
+	var ps []para
+	known := s.view.Pos > 0
+	wasEpoch, wasValue := s.prevResource()
+	ps = append(ps, field("epoch", lw, changed(m, itoa(res.Epoch), itoa(wasEpoch), known)...))
+	ps = append(ps, field("value", lw, changed(m, valueText(res.Value), valueText(wasValue), known)...))
+	if known && res.Epoch < wasEpoch {
+		ps = append(ps, p(styled(&st.Warn, fmt.Sprintf("⚠ epoch %d → %d: regressed", wasEpoch, res.Epoch))))
+	}
+	switch {
+	case len(res.Effects) == 0:
+		ps = append(ps, p(styled(&st.Faint, "no effects yet")))
+	case roomy:
+		ps = append(ps, p(styled(&st.Label, "effects")))
+	}
+	// Tokens from a lease are fences; direct writes carry bare epochs.
+	token := "fence"
+	if s.sc.Initial == nil && !hasAction(s.sc, scenario.ActionAcquire) {
+		token = "epoch"
+	}
+	high := s.sc.Resource.Epoch
+	for _, e := range res.Effects {
+		head := fmt.Sprintf(" #%d %s %s %d", e.Seq, e.Actor, token, e.Epoch)
+		switch {
+		case !e.Accepted:
+			sp := []span{styled(&st.Good, "✗"), plain(head + " refused")}
+			if roomy && e.Reason != "" {
+				// Tight screens leave the why to the narration.
+				sp = append(sp, plain(": "), styled(&st.Faint, e.Reason))
+			}
+			ps = append(ps, para{spans: sp, first: "", rest: "   "})
+		case e.Epoch < high:
+			ps = append(ps, para{spans: []span{styled(&st.Warn, "⚠"), plain(head + " accepted "), styled(&st.Warn, fmt.Sprintf("after %s %d", token, high))}, first: "", rest: "   "})
+		default:
+			ps = append(ps, para{spans: []span{styled(&st.Value, "✓"), plain(head + " accepted")}, first: "", rest: "   "})
+		}
+		if e.Accepted {
+			high = max(high, e.Epoch)
+		}
+	}
+	o := s.view.Outcome
+	noun := "effects"
+	if o.Effects == 1 {
+		noun = "effect"
+	}
+	refused := ""
+	if o.Rejected > 0 {
+		refused = fmt.Sprintf(", %d refused", o.Rejected)
+	}
+	if o.Verdict == scenario.VerdictConflict {
+		ps = append(ps, p(styled(&st.Warn, "⚠ "), styled(&st.Alarm, fmt.Sprintf("%d %s / CONFLICT", o.Effects, noun)), plain(refused)))
+	} else {
+		ps = append(ps, p(styled(&st.Good, fmt.Sprintf("✓ %d %s / safe", o.Effects, noun)), plain(refused)))
+	}
+	return layoutParas(ps, w)
+}
+
+// valueText shows a JSON string value without its quotes' escaping noise.
+func valueText(v json.RawMessage) string {
+	if len(v) == 0 || string(v) == "null" {
+		return "null"
+	}
+	var s string
+	if json.Unmarshal(v, &s) == nil {
+		return strconv.Quote(s)
+	}
+	return string(v)
+}
+
+// sqlSection is the statement the last step ran, its arguments and the
+// server's command tag, with zero rows explained.
+func (m Model) sqlSection(w int, l layout) []string {
+	st, s := m.st, m.snap
+	last := s.last()
+	inner := w
+	if l.boxes {
+		inner = w - 4
+	}
+	var head string
+	var ps []para
+	if last == nil {
+		head = "SQL"
+		ps = append(ps, p(styled(&st.Faint, "No statement yet: → runs the first event against PostgreSQL.")))
+	} else {
+		head = fmt.Sprintf("SQL · t=%d · %s", last.T, stepLabel(*last))
+		ps = m.sqlParas(*last)
+	}
+	var lines []string
+	if l.sqlMax > 0 && len(ps) > 0 && last != nil && last.SQL != "" {
+		// Only the statement may be shortened; args and the tag stay.
+		stmt := clip(layoutParas(ps[:1], inner), l.sqlMax)
+		lines = append(stmt, layoutParas(ps[1:], inner)...)
+	} else {
+		lines = layoutParas(ps, inner)
+	}
+	if l.boxes {
+		return m.box([]string{head, "SQL"}, lines, w, 0)
+	}
+	hl := wrap([]span{styled(&st.PaneHead, head)}, w, "", "")
+	return append(hl, lines...)
+}
+
+func stepLabel(s engine.Step) string {
+	who := s.Actor
+	if who == "" {
+		who = "the clock"
+	}
+	out := who + " " + string(s.Action)
+	if s.Heartbeat != "" {
+		out += " " + s.Heartbeat
+	}
+	return out
+}
+
+func (m Model) sqlParas(s engine.Step) []para {
+	st := m.st
+	if s.SQL == "" {
+		why := "nothing reached PostgreSQL at this step"
+		switch s.Action {
+		case scenario.ActionSend:
+			why = "the heartbeat is only on the network; PostgreSQL has not seen it yet"
+		case scenario.ActionEffect:
+			why = s.Actor + " made no call to the resource"
+		}
+		return []para{p(styled(&st.Faint, "No statement: "+why+"."))}
+	}
+	ps := []para{p(styled(&st.SQL, strings.Join(strings.Fields(s.SQL), " ")))}
+	if len(s.Args) > 0 {
+		var a []span
+		for i, v := range s.Args {
+			if i > 0 {
+				a = append(a, plain(" "))
+			}
+			a = append(a, styled(&st.Faint, fmt.Sprintf("$%d=", i+1)), plain(argText(v)))
+		}
+		ps = append(ps, para{spans: a, first: "args ", rest: "     "})
+	}
+	tag := []span{styled(&st.Tag, s.Tag)}
+	if s.Rows == 0 && strings.HasPrefix(s.Tag, "UPDATE") {
+		switch s.Action {
+		case scenario.ActionDeliver:
+			tag = append(tag, styled(&st.Good, " — zero rows: the stale heartbeat was refused"))
+		case scenario.ActionAcquire:
+			tag = append(tag, styled(&st.Faint, " — zero rows: the lease is still held"))
+		default:
+			tag = append(tag, styled(&st.Good, " — zero rows: the resource refused the write"))
+		}
+	}
+	if c := s.Call; c != nil {
+		verdict := "accepted"
+		if !c.Accepted {
+			verdict = "refused"
+		}
+		tag = append(tag, styled(&st.Faint, fmt.Sprintf(" · %s %s → %d %s", c.Method, c.Path, c.Status, verdict)))
+	}
+	return append(ps, para{spans: tag, first: "→ ", rest: "  "})
+}
+
+// argText prints one SQL argument the way psql would quote it.
+func argText(v any) string {
+	switch x := v.(type) {
+	case string:
+		return "'" + x + "'"
+	case json.RawMessage:
+		return string(x)
+	case []byte:
+		return "'" + string(x) + "'"
+	case float64:
+		if x == float64(int64(x)) {
+			return strconv.FormatInt(int64(x), 10)
+		}
+	case nil:
+		return "NULL"
+	}
+	return fmt.Sprint(v)
+}
+
+// narration is the last step's note, or the scenario's description before
+// the first step.
+func (m Model) narration(w int, l layout) []string {
+	s := m.snap
+	text := strings.TrimSpace(s.sc.Description)
+	head := "What happens"
+	if last := s.last(); last != nil {
+		text, head = strings.TrimSpace(last.Note), "What just happened"
+	}
+	if text == "" {
+		return nil
+	}
+	inner := w
+	if l.boxes {
+		inner = w - 4
+	}
+	lines := wrap([]span{plain(text)}, inner, "", "")
+	if l.noteMax > 0 {
+		lines = clip(lines, l.noteMax)
+	}
+	if l.boxes {
+		return m.box([]string{head}, lines, w, 0)
+	}
+	return lines
+}

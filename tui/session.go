@@ -1,0 +1,117 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/leaserace/leaserace/engine"
+)
+
+// session owns what the TUI started on the server: every engine.Run and the
+// engine.Server. Bubble Tea copies models by value, so the model holds a
+// pointer to one session and Close can find everything from any copy.
+type session struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu     sync.Mutex
+	closed bool
+	wg     sync.WaitGroup
+	runs   []*engine.Run
+	server *engine.Server
+
+	dsn           string
+	provider      string
+	serverVersion string
+}
+
+func newSession(ctx context.Context) *session {
+	ctx, cancel := context.WithCancel(ctx)
+	return &session{ctx: ctx, cancel: cancel}
+}
+
+// begin registers a command that is about to use the engine. It fails once
+// Close has started, so no command opens anything behind Close's back.
+func (s *session) begin() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.wg.Add(1)
+	return true
+}
+
+func (s *session) end() { s.wg.Done() }
+
+// adopt records a run so Close will close it. It reports false when the
+// session is already closing; the caller must then close the run itself.
+func (s *session) adopt(r *engine.Run) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.runs = append(s.runs, r)
+	return true
+}
+
+// adoptServer records the server the TUI started, like adopt.
+func (s *session) adoptServer(srv *engine.Server) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.server = srv
+	s.dsn, s.provider, s.serverVersion = srv.DSN, srv.Provider, srv.Version
+	return true
+}
+
+// release closes one run the session owns and forgets it.
+func (s *session) release(ctx context.Context, r *engine.Run) error {
+	s.mu.Lock()
+	for i, x := range s.runs {
+		if x == r {
+			s.runs = append(s.runs[:i:i], s.runs[i+1:]...)
+			break
+		}
+	}
+	s.mu.Unlock()
+	if err := r.Close(ctx); err != nil {
+		return fmt.Errorf("could not clean up the previous scenario's run: %w", err)
+	}
+	return nil
+}
+
+// Close stops every command in flight, then closes every run and finally
+// the server. It is safe to call more than once.
+func (s *session) Close(ctx context.Context) error {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	// Cancel first: a step blocked on a dead server must give up before
+	// we wait for it.
+	s.cancel()
+	s.wg.Wait()
+
+	s.mu.Lock()
+	runs, srv := s.runs, s.server
+	s.runs, s.server = nil, nil
+	s.mu.Unlock()
+
+	var errs []error
+	for _, r := range runs {
+		if err := r.Close(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("could not clean up a run on the server: %w", err))
+		}
+	}
+	if srv != nil {
+		if err := srv.Close(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("could not stop the %s PostgreSQL server: %w", srv.Provider, err))
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,51 @@
+package tui
+
+import (
+	"encoding/json"
+
+	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/scenario"
+)
+
+// snapshot is everything a frame shows, copied out of the run by the
+// command that changed it, so View never calls into the engine.
+type snapshot struct {
+	sc         *scenario.Scenario
+	view       engine.View
+	steps      []engine.Step
+	start, end int64
+}
+
+func takeSnapshot(r *engine.Run) snapshot {
+	return snapshot{sc: r.Scenario(), view: r.View(), steps: r.Steps(), start: r.Start(), end: r.End()}
+}
+
+// last is the step that produced the current state, nil before the first.
+func (s snapshot) last() *engine.Step {
+	if len(s.steps) == 0 {
+		return nil
+	}
+	return &s.steps[len(s.steps)-1]
+}
+
+// prevCoordinator is the leases row before the last step ran.
+func (s snapshot) prevCoordinator() *scenario.Lease {
+	if n := len(s.steps); n >= 2 {
+		return s.steps[n-2].Coordinator
+	}
+	return s.sc.Initial
+}
+
+// prevResource is the resource's epoch and value before the last step ran.
+func (s snapshot) prevResource() (int64, json.RawMessage) {
+	if n := len(s.steps); n >= 2 {
+		return s.steps[n-2].Resource.Epoch, s.steps[n-2].Resource.Value
+	}
+	return s.sc.Resource.Epoch, s.sc.Resource.Value
+}
+
+// atStart reports whether the cursor is at the earliest time with nothing run.
+func (s snapshot) atStart() bool { return s.view.Pos == 0 && s.view.Now <= s.start }
+
+// atEnd reports whether every event ran and the cursor is at the end.
+func (s snapshot) atEnd() bool { return s.view.Pos >= len(s.sc.Events) && s.view.Now >= s.end }

@@ -1,0 +1,279 @@
+package tui
+
+import (
+	"github.com/leaserace/leaserace/tui/styles"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/charmbracelet/x/ansi"
+)
+
+// A span is a run of text in one style. Views build paragraphs of spans
+// and wrap them on word boundaries before styling, so that a narrow
+// terminal breaks lines between words and never inside one.
+type span struct {
+	text  string
+	style *styles.Ink // nil: plain
+}
+
+func plain(s string) span                  { return span{text: s} }
+func styled(st *styles.Ink, s string) span { return span{text: s, style: st} }
+
+// token is a piece of a word in one style.
+type token struct {
+	text  string
+	style *styles.Ink
+	width int
+}
+
+// word is the text between two spaces; it may mix styles.
+type word struct {
+	toks  []token
+	width int
+}
+
+// words splits spans at spaces. Text that touches across a span boundary
+// stays one word, so "fence 2" + "→ 1" wraps like the reader expects.
+func words(p []span) []word {
+	var out []word
+	var cur word
+	open := false
+	flush := func() {
+		if open {
+			out = append(out, cur)
+		}
+		cur, open = word{}, false
+	}
+	for _, sp := range p {
+		// Newlines and tabs in engine text (error messages) are spaces
+		// here; a stray newline would break the frame's line count.
+		for i, piece := range strings.Split(strings.Map(blank, sp.text), " ") {
+			if i > 0 {
+				flush()
+			}
+			if piece == "" {
+				continue
+			}
+			w := textWidth(piece)
+			cur.toks = append(cur.toks, token{text: piece, style: sp.style, width: w})
+			cur.width += w
+			open = true
+		}
+	}
+	flush()
+	return out
+}
+
+func blank(r rune) rune {
+	if r == '\n' || r == '\t' || r == '\r' {
+		return ' '
+	}
+	return r
+}
+
+// wrap lays spans out in lines of at most width cells. The first line
+// starts with first, later ones with rest (a hanging indent); both are
+// plain text. A word wider than a whole line is split, as nothing else fits.
+func wrap(p []span, width int, first, rest string) []string {
+	if width < 1 {
+		return nil
+	}
+	fw, rw := textWidth(first), textWidth(rest)
+	if fw >= width || rw >= width {
+		first, rest, fw, rw = "", "", 0, 0
+	}
+	var lines []string
+	var lb lineBuf
+	lb.add(nil, first)
+	col, avail, empty := 0, width-fw, true
+	newline := func() {
+		lines = append(lines, lb.line())
+		lb.add(nil, rest)
+		col, avail, empty = 0, width-rw, true
+	}
+	for _, w := range words(p) {
+		need := w.width
+		if !empty {
+			need++
+		}
+		if col+need > avail && !empty {
+			newline()
+			need = w.width
+		}
+		if w.width > avail {
+			// Only a word longer than a line gets here: break it by cells.
+			for _, t := range w.toks {
+				for _, r := range t.text {
+					rs := string(r)
+					cw := textWidth(rs)
+					if col+cw > avail && !empty {
+						newline()
+					}
+					lb.add(t.style, rs)
+					col += cw
+					empty = false
+				}
+			}
+			continue
+		}
+		if !empty {
+			// The space takes the style of the words it joins, if they
+			// share one, so a reversed phrase stays one block.
+			var st *styles.Ink
+			if lb.has && lb.st == w.toks[0].style {
+				st = lb.st
+			}
+			lb.add(st, " ")
+		}
+		for _, t := range w.toks {
+			lb.add(t.style, t.text)
+		}
+		col += need
+		empty = false
+	}
+	if !empty || len(lines) == 0 {
+		lines = append(lines, lb.line())
+	}
+	return lines
+}
+
+// lineBuf builds a line, rendering each run of one style in one call:
+// far fewer escape sequences and far less work than a call per word.
+type lineBuf struct {
+	b, run strings.Builder
+	st     *styles.Ink
+	has    bool
+}
+
+func (l *lineBuf) add(st *styles.Ink, s string) {
+	if s == "" {
+		return
+	}
+	if l.has && st != l.st {
+		l.flush()
+	}
+	l.st, l.has = st, true
+	l.run.WriteString(s)
+}
+
+func (l *lineBuf) flush() {
+	if l.has {
+		l.b.WriteString(render(l.st, l.run.String()))
+		l.run.Reset()
+		l.has = false
+	}
+}
+
+func (l *lineBuf) line() string {
+	l.flush()
+	s := l.b.String()
+	l.b.Reset()
+	return s
+}
+
+// textWidth is the cells s takes, escape sequences skipped. Text made of
+// ASCII and the narrow symbols the TUI draws (box lines, arrows, ✓ ✗ ⚠) is
+// counted directly; anything else goes to full grapheme segmentation.
+func textWidth(s string) int {
+	n := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == 0x1b && i+1 < len(s) && s[i+1] == '[':
+			// A CSI sequence (SGR colours): ESC [ parameters final-byte.
+			j := i + 2
+			for j < len(s) && (s[j] < 0x40 || s[j] > 0x7e) {
+				j++
+			}
+			i = j + 1
+		case c < 0x20 || c == 0x7f:
+			return ansi.StringWidth(s)
+		case c < 0x80:
+			n++
+			i++
+		default:
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if !narrow(r) {
+				return ansi.StringWidth(s)
+			}
+			n++
+			i += size
+		}
+	}
+	return n
+}
+
+// narrow reports runes known to take one cell and never to combine.
+func narrow(r rune) bool {
+	switch {
+	case r >= 0xB0 && r <= 0x2AF, // Latin-1 letters and signs, Latin extended
+		r >= 0x2010 && r <= 0x2027,            // dashes, quotes, bullets, ellipsis
+		r >= 0x2190 && r <= 0x21FF,            // arrows
+		r >= 0x2500 && r <= 0x25FC,            // box drawing, blocks, geometric shapes
+		r == 0x2713, r == 0x2717, r == 0x26A0: // ✓ ✗ ⚠
+		return true
+	}
+	return false
+}
+
+func render(st *styles.Ink, s string) string {
+	if st == nil {
+		return s
+	}
+	return st.Render(s)
+}
+
+// fit pads or cuts a rendered line to exactly width cells. Cutting is the
+// last resort: layouts wrap first, so this only trims borders at tiny sizes.
+func fit(line string, width int) string {
+	if width <= 0 {
+		return ""
+	}
+	w := textWidth(line)
+	switch {
+	case w == width:
+		return line
+	case w < width:
+		return line + strings.Repeat(" ", width-w)
+	}
+	return ansi.Truncate(line, width, "")
+}
+
+// clip cuts a block to at most n lines, marking the cut with an ellipsis
+// line when there is room for one.
+func clip(lines []string, n int) []string {
+	if n <= 0 {
+		return nil
+	}
+	if len(lines) <= n {
+		return lines
+	}
+	out := append([]string(nil), lines[:n]...)
+	out[n-1] = "…"
+	return out
+}
+
+// hjoin puts blocks side by side, each padded to its width, separated by
+// sep, and as tall as the tallest.
+func hjoin(sep string, widths []int, blocks ...[]string) []string {
+	h := 0
+	for _, b := range blocks {
+		h = max(h, len(b))
+	}
+	out := make([]string, h)
+	for i := range h {
+		var b strings.Builder
+		for j, blk := range blocks {
+			if j > 0 {
+				b.WriteString(sep)
+			}
+			line := ""
+			if i < len(blk) {
+				line = blk[i]
+			}
+			b.WriteString(fit(line, widths[j]))
+		}
+		out[i] = b.String()
+	}
+	return out
+}

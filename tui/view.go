@@ -1,0 +1,295 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/x/ansi"
+)
+
+// The smallest terminal the full screen fits in; below it the TUI says so.
+const (
+	minWidth  = 60
+	minHeight = 16
+)
+
+// layout is one way of arranging the screen, from roomy to tight. View
+// tries them in order and takes the first that fits the height.
+type layout struct {
+	boxes   bool // panes, SQL and narration in bordered boxes
+	gaps    bool // blank lines between sections
+	legend  bool // the timeline's legend line
+	cursor  bool // the "▲ t=…" line under the timeline
+	paneMax int  // most lines of pane content, 0 = all
+	sqlMax  int  // most lines of SQL statement, 0 = all
+	noteMax int  // most lines of narration, 0 = all
+}
+
+// layouts lists the arrangements, roomiest first.
+func layouts() []layout {
+	return []layout{
+		{boxes: true, gaps: true, legend: true, cursor: true},
+		{boxes: true, legend: true, cursor: true},
+		{boxes: true, cursor: true},
+		{legend: true, cursor: true},
+		{cursor: true},
+		{},
+		{sqlMax: 2, noteMax: 2},
+		{paneMax: 6, sqlMax: 2, noteMax: 2},
+		{paneMax: 4, sqlMax: 1, noteMax: 1},
+	}
+}
+
+// View renders the screen. It never calls the engine: everything comes
+// from the last snapshot, so it is cheap and safe at any size.
+func (m Model) View() string {
+	if m.quitting {
+		return ""
+	}
+	return m.frame(m.width, m.height)
+}
+
+// frame renders the screen at w×h cells.
+func (m Model) frame(w, h int) string {
+	if w <= 0 || h <= 0 {
+		return ""
+	}
+	var lines []string
+	switch {
+	case m.phase == phaseBoot:
+		lines = m.boot.View(m.st, w, h)
+	case w < minWidth || h < minHeight:
+		lines = m.tooSmall(w, h)
+	case m.snap.sc == nil:
+		lines = nil
+	default:
+		sc := newSections(m, w)
+		for _, l := range layouts() {
+			lines = sc.screen(l)
+			if len(lines) <= h {
+				break
+			}
+		}
+	}
+	if len(lines) > h {
+		lines = lines[:h]
+	}
+	var b strings.Builder
+	for i, l := range lines {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		// Wrapping keeps lines inside w; this is the guard that a terminal
+		// never wraps a line itself and garbles the frame.
+		if len(l) > w && textWidth(l) > w {
+			l = ansi.Truncate(l, w, "")
+		}
+		b.WriteString(l)
+	}
+	return b.String()
+}
+
+func (m Model) tooSmall(w, h int) []string {
+	msg := fmt.Sprintf("leaserace needs a terminal of at least %d×%d; this one is %d×%d. Enlarge the window or use a smaller font. q quits.", minWidth, minHeight, w, h)
+	return clip(wrap([]span{plain(msg)}, w, "", ""), h)
+}
+
+// sections renders each part of the screen once per frame and variant,
+// since View tries several arrangements before one fits.
+type sections struct {
+	m                     Model
+	w                     int
+	header, status, help  []string
+	chooser               []string
+	timeline              map[[2]bool][]string
+	panes, sql, narration map[[2]int][]string
+}
+
+func newSections(m Model, w int) *sections {
+	return &sections{m: m, w: w,
+		timeline: map[[2]bool][]string{},
+		panes:    map[[2]int][]string{}, sql: map[[2]int][]string{}, narration: map[[2]int][]string{},
+	}
+}
+
+// memo returns cache[k], computing it with f the first time.
+func memo[K comparable](cache map[K][]string, k K, f func() []string) []string {
+	if v, ok := cache[k]; ok {
+		return v
+	}
+	v := f()
+	cache[k] = v
+	return v
+}
+
+// screen lays out every section at the frame's width in arrangement l.
+func (c *sections) screen(l layout) []string {
+	m, w := c.m, c.w
+	if c.header == nil {
+		c.header = m.header(w)
+		c.status = m.statusLines(w)
+		c.help = m.helpLines(w)
+	}
+	var out []string
+	gap := func() {
+		if l.gaps {
+			out = append(out, "")
+		}
+	}
+	out = append(out, c.header...)
+	gap()
+	out = append(out, memo(c.timeline, [2]bool{l.legend, l.cursor}, func() []string { return m.timeline(w, l.legend, l.cursor) })...)
+	gap()
+	if m.chooser.open {
+		if c.chooser == nil {
+			c.chooser = m.chooser.View(m.st, w)
+		}
+		out = append(out, c.chooser...)
+	} else {
+		b := btoi(l.boxes)
+		out = append(out, memo(c.panes, [2]int{b, l.paneMax}, func() []string { return m.panes(w, l) })...)
+		gap()
+		out = append(out, memo(c.sql, [2]int{b, l.sqlMax}, func() []string { return m.sqlSection(w, l) })...)
+		out = append(out, memo(c.narration, [2]int{b, l.noteMax}, func() []string { return m.narration(w, l) })...)
+	}
+	gap()
+	out = append(out, c.status...)
+	out = append(out, c.help...)
+	return out
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// header: scenario, t, event count, busy/play marks, then the knobs in words.
+func (m Model) header(w int) []string {
+	st, s := m.st, m.snap
+	v := s.view
+	right := []span{styled(&st.Cursor, fmt.Sprintf("t=%d", v.Now)), plain(fmt.Sprintf(" · event %d/%d", v.Pos, len(s.sc.Events)))}
+	if m.playing {
+		right = append(right, plain(" "), styled(&st.Good, "▶ playing"))
+	}
+	if m.busy {
+		right = append(right, plain(" "), styled(&st.Busy, "● running "+m.busyOp.kind.String()+"…"))
+	}
+	left := []span{styled(&st.Title, "leaserace"), plain(" · "), styled(&st.Title, s.sc.Name)}
+	withTitle := append(left[:len(left):len(left)], styled(&st.Faint, " — "+s.sc.Title))
+	rw := spanWidth(right)
+	var lines []string
+	switch {
+	case s.sc.Title != "" && spanWidth(withTitle)+rw+2 <= w:
+		lines = append(lines, spread(withTitle, right, w))
+	case spanWidth(left)+rw+2 <= w:
+		lines = append(lines, spread(left, right, w))
+	default:
+		lines = append(lines, wrap(left, w, "", "")...)
+		lines = append(lines, wrap(right, w, "", "")...)
+	}
+	k := v.Knobs
+	knobs := []span{
+		styled(&st.Label, "renewal:"), plain(" "), styled(&st.Value, k.Renewal.Describe()),
+		plain(" · "), styled(&st.Label, "fencing:"), plain(" "), styled(&st.Value, k.Fencing.Describe()),
+	}
+	return append(lines, wrap(knobs, w, "", "")...)
+}
+
+// spread puts left at the start and right at the end of one line.
+func spread(left, right []span, w int) string {
+	pad := w - spanWidth(left) - spanWidth(right)
+	return renderSpans(left) + strings.Repeat(" ", max(1, pad)) + renderSpans(right)
+}
+
+func spanWidth(p []span) int {
+	n := 0
+	for _, s := range p {
+		n += textWidth(s.text)
+	}
+	return n
+}
+
+func renderSpans(p []span) string {
+	var b strings.Builder
+	for _, s := range p {
+		b.WriteString(render(s.style, s.text))
+	}
+	return b.String()
+}
+
+// statusLines is the error, if the engine failed, or the last status.
+func (m Model) statusLines(w int) []string {
+	if m.err != nil {
+		what := "The last step failed"
+		if lostServer(m.err) {
+			what = "PostgreSQL went away"
+		}
+		// The way out first: a long error must not push it off screen.
+		p := []span{
+			styled(&m.st.Error, "⚠ "+what+":"),
+			plain(fmt.Sprintf(" R reconnects and replays to t=%d; the screen keeps the last good state.", m.snap.view.Now)),
+			styled(&m.st.Faint, " ("+m.err.Error()+")"),
+		}
+		return clip(wrap(p, w, "", "  "), 3)
+	}
+	if len(m.status) == 0 {
+		return nil
+	}
+	return clip(wrap(m.status, w, "", "  "), 2)
+}
+
+func (m Model) helpLines(w int) []string {
+	var km help.KeyMap = m.keys
+	if m.chooser.open {
+		km = m.chooser.keys
+	}
+	h := m.help
+	// bubbles/help adds an item that overflows when even its ellipsis does
+	// not fit, so hand it only what fits and let it draw that.
+	h.Width = 0
+	if h.ShowAll {
+		return strings.Split(h.FullHelpView(fitColumns(km.FullHelp(), w, textWidth(h.FullSeparator))), "\n")
+	}
+	return []string{h.ShortHelpView(fitBindings(km.ShortHelp(), w, textWidth(h.ShortSeparator)))}
+}
+
+// fitBindings is the longest prefix of bs whose short help fits in w.
+func fitBindings(bs []key.Binding, w, sep int) []key.Binding {
+	used := 0
+	for i, b := range bs {
+		n := textWidth(b.Help().Key) + 1 + textWidth(b.Help().Desc)
+		if i > 0 {
+			n += sep
+		}
+		if used+n > w {
+			return bs[:i]
+		}
+		used += n
+	}
+	return bs
+}
+
+// fitColumns is the longest prefix of groups whose columns fit in w.
+func fitColumns(groups [][]key.Binding, w, sep int) [][]key.Binding {
+	used := 0
+	for i, g := range groups {
+		kw, dw := 0, 0
+		for _, b := range g {
+			kw = max(kw, textWidth(b.Help().Key))
+			dw = max(dw, textWidth(b.Help().Desc))
+		}
+		n := kw + 1 + dw
+		if i > 0 {
+			n += sep
+		}
+		if used+n > w {
+			return groups[:i]
+		}
+		used += n
+	}
+	return groups
+}
