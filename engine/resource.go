@@ -146,7 +146,6 @@ type Resource struct {
 	password string
 	fencing  atomic.Pointer[scenario.Fencing]
 
-	ln      net.Listener
 	srv     *http.Server
 	handler http.Handler
 	url     string
@@ -285,7 +284,6 @@ func (r *Resource) listen(cfg ResourceConfig) error {
 		_ = ln.Close()
 		return fmt.Errorf("resource listen address %q resolved to %s, which is not a loopback address", cfg.Listen, tcp.IP)
 	}
-	r.ln = ln
 	r.url = "http://" + ln.Addr().String()
 	r.handler = http.HandlerFunc(r.serveHTTP)
 	base, stop := context.WithCancel(context.Background())
