@@ -5,9 +5,11 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/leaserace/leaserace/scenario"
@@ -138,11 +140,18 @@ func BuildEvidence(ctx context.Context, cfg EvidenceConfig) (Evidence, error) {
 	if err != nil {
 		return ev, err
 	}
-	for _, sc := range scs {
-		ts, err := RecordAll(ctx, cfg, sc)
-		if err != nil {
-			return ev, err
-		}
+	// Each scenario plays in its own schema, so they can run side by side.
+	runs := make([][]Transcript, len(scs))
+	errs := make([]error, len(scs))
+	var wg sync.WaitGroup
+	for i, sc := range scs {
+		wg.Go(func() { runs[i], errs[i] = RecordAll(ctx, cfg, sc) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return ev, err
+	}
+	for _, ts := range runs {
 		ev.Transcripts = append(ev.Transcripts, ts...)
 	}
 	if ev.Summary, err = SummaryOf(ev.Transcripts); err != nil {

@@ -23,14 +23,18 @@ const windowColour = "rgb(255, 228, 225)"
 // mmdPlainID is an actor name Mermaid can use as a participant id as is.
 var mmdPlainID = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]*$`)
 
-// mmdKeywords are words Mermaid's sequence grammar reserves; an actor named
-// like one gets an alias instead.
-var mmdKeywords = []string{
-	"actor", "alt", "and", "as", "autonumber", "box", "break", "create",
-	"critical", "deactivate", "activate", "destroy", "else", "end", "left",
-	"link", "links", "loop", "note", "opt", "option", "over", "par",
-	"participant", "rect", "right", "title", "sequencediagram",
-	strings.ToLower(mmdCoordinator), strings.ToLower(mmdResource),
+// mmdKeyword reports whether Mermaid's sequence grammar reserves a word
+// (or this writer uses it as an id); an actor named like one gets an alias.
+func mmdKeyword(s string) bool {
+	switch strings.ToLower(s) {
+	case "actor", "alt", "and", "as", "autonumber", "box", "break", "create",
+		"critical", "deactivate", "activate", "destroy", "else", "end", "left",
+		"link", "links", "loop", "note", "opt", "option", "over", "par",
+		"participant", "rect", "right", "title", "sequencediagram",
+		"coordinator", "resource":
+		return true
+	}
+	return false
 }
 
 // WriteMermaid writes the transcript as a Mermaid sequence diagram: the
@@ -72,10 +76,15 @@ func newMermaid(t Transcript) *mermaid {
 			usesRes = true
 		}
 	}
-	for i, a := range actors {
+	n := 0
+	for _, a := range actors {
 		id := a
-		if !mmdPlainID.MatchString(a) || slices.Contains(mmdKeywords, strings.ToLower(a)) {
-			id = fmt.Sprintf("actor%d", i+1)
+		if !mmdPlainID.MatchString(a) || mmdKeyword(a) {
+			// An alias no actor is named, for a name Mermaid cannot take.
+			for id = ""; id == "" || slices.Contains(actors, id); {
+				n++
+				id = fmt.Sprintf("actor%d", n)
+			}
 			d.labels[id] = a
 		}
 		d.ids[a] = id

@@ -127,12 +127,14 @@ func TestMermaidRefusedWritesAndOddNames(t *testing.T) {
 	tr := oddTranscript()
 	got := mermaidOf(t, tr)
 	for _, want := range []string{
-		"participant actor1 as end",
-		"participant actor2 as w-2",
-		"actor1->>Resource: 1001 POST /writes epoch 11",
-		"actor2-xResource: 1002 POST /writes epoch 10",
+		"participant actor1\n",
+		"participant actor2 as end",
+		"participant actor3 as w-2",
+		"actor1->>Resource: 1000 POST /writes epoch 10",
+		"actor2->>Resource: 1001 POST /writes epoch 11",
+		"actor3-xResource: 1002 POST /writes epoch 10",
 		"409 refused: epoch 10 #60; 11 #35;1#59; no",
-		"Note over actor2: 1003 a #60;b#62; note",
+		"Note over actor3: 1003 a #60;b#62; note",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("diagram lacks %q:\n%s", want, got)
@@ -151,6 +153,8 @@ func oddTranscript() engine.Transcript {
 	eff := func(seq int64, actor string, epoch int64, ok bool, stored int64) engine.Effect {
 		return engine.Effect{Seq: seq, Actor: actor, Epoch: epoch, Value: json.RawMessage(`"v"`), Accepted: ok, StoredEpoch: stored}
 	}
+	// "actor1" is a plain name; the aliases for the others must avoid it.
+	e0 := eff(0, "actor1", 10, true, 10)
 	e1 := eff(1, "end", 11, true, 10)
 	e2 := eff(2, "w-2", 10, false, 11)
 	return engine.Transcript{
@@ -159,6 +163,8 @@ func oddTranscript() engine.Transcript {
 		Knobs:    knobs(scenario.RenewalBlind, scenario.FencingMonotonic),
 		Initial:  engine.Initial{Resource: scenario.ResourceState{Epoch: 10, Value: json.RawMessage(`"a"`)}},
 		Steps: []engine.Step{
+			{T: 1000, Actor: "actor1", Action: scenario.ActionWrite, Call: &engine.Call{Method: "POST", Path: "/writes", Status: 200, Accepted: true},
+				Resource: engine.ResourceSnap{Epoch: 10, Value: json.RawMessage(`"v"`), Effects: []engine.Effect{e0}}},
 			{T: 1001, Actor: "end", Action: scenario.ActionWrite, Call: &engine.Call{Method: "POST", Path: "/writes", Status: 200, Accepted: true},
 				Resource: engine.ResourceSnap{Epoch: 11, Value: json.RawMessage(`"v"`), Effects: []engine.Effect{e1}}},
 			{T: 1002, Actor: "w-2", Action: scenario.ActionWrite, Call: &engine.Call{Method: "POST", Path: "/writes", Status: 409, Reason: "epoch 10 < 11 #1; no"},
