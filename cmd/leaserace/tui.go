@@ -2,13 +2,56 @@ package main
 
 import (
 	"context"
-	"errors"
+	"sync"
 
 	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/tui"
 )
 
-// runTUI stands in for the interactive UI until the tui package is in the
-// tree; the headless commands do not need it.
-func (a *app) runTUI(context.Context, engine.Provider, tuiOptions) error {
-	return errors.New("this build has no interactive UI yet; use leaserace run, check, scenarios or resource")
+// runTUI hands the checked flags to the interactive UI, which starts the
+// provider itself so that its spinner can show the progress. A provider
+// that cannot start still ends the process with exit code 3.
+func (a *app) runTUI(ctx context.Context, prov engine.Provider, o tuiOptions) error {
+	w := &watchedProvider{Provider: prov, a: a}
+	err := tui.Run(ctx, tui.Options{
+		Provider:  w,
+		Scenario:  o.scenario,
+		Knobs:     o.knobs,
+		At:        o.at,
+		ExportDir: o.exportDir,
+		NoColor:   a.noColor(),
+		In:        a.stdin,
+		Out:       a.stdout,
+	})
+	if err != nil && w.failed() && ctx.Err() == nil {
+		return withCode(exitNoServer, err)
+	}
+	return err
+}
+
+// watchedProvider remembers whether Start failed, and the password of the
+// server it started, for a UI that reports only an error.
+type watchedProvider struct {
+	engine.Provider
+	a *app
+
+	mu       sync.Mutex
+	startErr error
+}
+
+func (w *watchedProvider) Start(ctx context.Context, progress func(string)) (*engine.Server, error) {
+	srv, err := w.Provider.Start(ctx, progress)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.startErr = err
+	if err == nil && srv != nil {
+		w.a.addSecretsFromDSN(srv.DSN)
+	}
+	return srv, err
+}
+
+func (w *watchedProvider) failed() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.startErr != nil
 }
