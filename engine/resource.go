@@ -804,16 +804,26 @@ const poolSize = 4
 type connPool struct {
 	cfg   *pgx.ConnConfig
 	slots chan struct{}
-	idle  chan *pgx.Conn
+	idle  chan idleConn
 
 	mu     sync.Mutex
 	closed bool
 }
 
+type idleConn struct {
+	c     *pgx.Conn
+	since time.Time
+}
+
+// pingAfter is how long a connection may sit idle before it is checked
+// before use: a server restart leaves idle connections dead, and a statement
+// sent into one fails. Back-to-back requests (a replay) never pay for it.
+const pingAfter = time.Second
+
 var errPoolClosed = errors.New("the resource is shutting down")
 
 func newConnPool(cfg *pgx.ConnConfig, size int) *connPool {
-	return &connPool{cfg: cfg, slots: make(chan struct{}, size), idle: make(chan *pgx.Conn, size)}
+	return &connPool{cfg: cfg, slots: make(chan struct{}, size), idle: make(chan idleConn, size)}
 }
 
 // with runs fn on a connection of its own.
@@ -842,10 +852,17 @@ func (p *connPool) take(ctx context.Context) (*pgx.Conn, error) {
 	}
 	for {
 		select {
-		case c := <-p.idle:
-			if !c.IsClosed() {
-				return c, nil
+		case ic := <-p.idle:
+			if ic.c.IsClosed() {
+				continue
 			}
+			if time.Since(ic.since) > pingAfter {
+				if err := ic.c.Ping(ctx); err != nil {
+					_ = ic.c.Close(ctx)
+					continue
+				}
+			}
+			return ic.c, nil
 		default:
 			c, err := pgx.ConnectConfig(ctx, p.cfg)
 			if err != nil {
@@ -863,7 +880,7 @@ func (p *connPool) put(ctx context.Context, c *pgx.Conn) {
 	defer p.mu.Unlock()
 	if !p.closed && !c.IsClosed() && c.PgConn().TxStatus() == 'I' {
 		select {
-		case p.idle <- c:
+		case p.idle <- idleConn{c: c, since: time.Now()}:
 			return
 		default:
 		}
@@ -885,8 +902,8 @@ func (p *connPool) close(ctx context.Context) {
 	p.closed = true
 	for {
 		select {
-		case c := <-p.idle:
-			_ = c.Close(ctx)
+		case ic := <-p.idle:
+			_ = ic.c.Close(ctx)
 		default:
 			return
 		}

@@ -937,6 +937,38 @@ func TestResourceStoreUnavailable(t *testing.T) {
 	}
 }
 
+// TestResourceOutlivesDeadSessions: when its idle sessions die (as they do
+// when PostgreSQL restarts) the resource notices before it uses them and
+// connects again, so the next request still succeeds.
+func TestResourceOutlivesDeadSessions(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.DSN(t)
+	app := fmt.Sprintf("leaserace resource test %d", time.Now().UnixNano())
+	res, err := engine.StartResource(ctx, engine.ResourceConfig{DSN: dsn, AppName: app})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = res.Close(context.Background()) })
+	rc := engine.NewResourceClient(res.URL(), nil)
+	if _, err := rc.Write(ctx, "before", 3, nil); err != nil {
+		t.Fatal(err)
+	}
+	c, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	time.Sleep(1100 * time.Millisecond)
+	var n int
+	if err := c.QueryRow(ctx, "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1", app).Scan(&n); err != nil || n == 0 {
+		t.Fatalf("terminated %d sessions: %v", n, err)
+	}
+	wr, err := rc.Write(ctx, "after", 4, nil)
+	if err != nil || !wr.Accepted || wr.Effect.Seq != 2 {
+		t.Fatalf("write after its sessions died: %+v, %v", wr, err)
+	}
+}
+
 func TestResourceClientErrors(t *testing.T) {
 	ctx := context.Background()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
