@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -73,9 +74,10 @@ func DefaultVary(sc *scenario.Scenario) ([]Vary, error) {
 }
 
 // exploreLanes is how many runs an explore plays at once, each with its own
-// schema, sessions and resource. A cell is mostly waiting on round trips,
-// so a few lanes cut the sweep's time even on a two-core machine.
-const exploreLanes = 2
+// schema, sessions and resource: a cell mostly waits on round trips, so
+// lanes overlap the waits, but each also costs CPU (the resource's HTTP, the
+// server's backends), so no more lanes than cores.
+func exploreLanes() int { return min(4, runtime.GOMAXPROCS(0)) }
 
 // Explore re-runs the scenario on the server for every combination of the
 // varied times under every knob setting. Cells come back in a fixed order:
@@ -99,7 +101,7 @@ func Explore(ctx context.Context, dsn string, sc *scenario.Scenario, vary []Vary
 		next, done int
 	)
 	g, gctx := errgroup.WithContext(ctx)
-	for range min(exploreLanes, total) {
+	for range min(exploreLanes(), total) {
 		g.Go(func() error {
 			run, err := Open(gctx, Config{DSN: dsn, Scenario: sc, Knobs: all[0]})
 			if err != nil {
@@ -118,7 +120,11 @@ func Explore(ctx context.Context, dsn string, sc *scenario.Scenario, vary []Vary
 				if i >= total {
 					return nil
 				}
-				c, k := i/len(all), all[i%len(all)]
+				// Jobs go setting by setting, so a run changes the
+				// resource's fencing only when the setting changes; cells
+				// still land in their fixed order.
+				ki, c := i/combos, i%combos
+				k := all[ki]
 				if err := run.Replace(gctx, variants[c], k); err != nil {
 					return err
 				}
@@ -126,7 +132,7 @@ func Explore(ctx context.Context, dsn string, sc *scenario.Scenario, vary []Vary
 					return fmt.Errorf("%s with %s: %w", describeSet(vary, sets[c]), k, err)
 				}
 				o := run.View().Outcome
-				cells[i] = ExploreCell{Renewal: k.Renewal, Fencing: k.Fencing, Values: maps.Clone(sets[c]), Effects: o.Effects, Verdict: o.Verdict}
+				cells[c*len(all)+ki] = ExploreCell{Renewal: k.Renewal, Fencing: k.Fencing, Values: maps.Clone(sets[c]), Effects: o.Effects, Verdict: o.Verdict}
 				mu.Lock()
 				done++
 				if progress != nil {
