@@ -74,7 +74,7 @@ func resCheckAnswer(t *testing.T, rec *httptest.ResponseRecorder, body []byte, a
 		t.Fatalf("body %q: Content-Type %q", body, ct)
 	}
 	var reply map[string]any
-	if err := json.Unmarshal(rec.Body.Bytes(), &reply); err != nil {
+	if err := resDecode(rec.Body.Bytes(), &reply); err != nil {
 		t.Fatalf("body %q: answer is not JSON: %s", body, rec.Body)
 	}
 	if rec.Code >= 400 && rec.Code != http.StatusConflict {
@@ -82,6 +82,14 @@ func resCheckAnswer(t *testing.T, rec *httptest.ResponseRecorder, body []byte, a
 			t.Fatalf("body %q: %d without an error message: %s", body, rec.Code, rec.Body)
 		}
 	}
+}
+
+// resDecode keeps numbers as written: a value such as 2e700 is valid JSON
+// that no float64 holds.
+func resDecode(b []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	return dec.Decode(v)
 }
 
 // FuzzResourceWrite feeds arbitrary bodies to POST /writes (put false) and
@@ -134,7 +142,7 @@ func FuzzResourceWrite(f *testing.F) {
 				return
 			}
 			var wr engine.WriteResult
-			if err := json.Unmarshal(rec.Body.Bytes(), &wr); err != nil {
+			if err := resDecode(rec.Body.Bytes(), &wr); err != nil {
 				t.Fatal(err)
 			}
 			last := v.Effects[len(v.Effects)-1]

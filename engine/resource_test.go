@@ -333,6 +333,25 @@ func TestResourceValuesAnyJSON(t *testing.T) {
 	}
 }
 
+// TestResourceValueBeyondFloat64: 2e700 is valid JSON and a valid jsonb
+// number, but no float64; the client must carry it as written.
+func TestResourceValueBeyondFloat64(t *testing.T) {
+	ctx := context.Background()
+	_, rc := resStart(t, scenario.FencingMonotonic)
+	wr, err := rc.Write(ctx, "w", 1, json.RawMessage(`2e700`))
+	if err != nil || !wr.Accepted {
+		t.Fatalf("write: %+v, %v", wr, err)
+	}
+	want := "2" + strings.Repeat("0", 700)
+	if string(wr.Value) != want || string(wr.Args[1].(json.RawMessage)) != "2e700" {
+		t.Errorf("value %.20s… (%d bytes), args %v", wr.Value, len(wr.Value), wr.Args)
+	}
+	v, err := rc.State(ctx)
+	if err != nil || string(v.Value) != want || string(v.Effects[0].Value) != want {
+		t.Errorf("state %+v, %v", v, err)
+	}
+}
+
 func TestResourceResetClearsEffects(t *testing.T) {
 	ctx := context.Background()
 	_, rc := resStart(t, scenario.FencingMonotonic)
