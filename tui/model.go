@@ -169,6 +169,11 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.help.Width = msg.Width
 		return m, nil
 	case tea.KeyMsg:
+		if msg.Type == tea.KeyRunes && !msg.Paste && len(msg.Runes) > 1 {
+			// Keys typed faster than the terminal is read arrive as one
+			// message ("?s"); each is a key of its own here.
+			return m.keys1by1(msg)
+		}
 		return m.key(msg)
 	case doneMsg:
 		return m.done(msg)
@@ -192,6 +197,21 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, cmd
 	}
 	return m, nil
+}
+
+func (m Model) keys1by1(km tea.KeyMsg) (tea.Model, tea.Cmd) {
+	var cmds []tea.Cmd
+	var cur tea.Model = m
+	for _, r := range km.Runes {
+		one := tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}, Alt: km.Alt}
+		var cmd tea.Cmd
+		cur, cmd = cur.(Model).key(one)
+		cmds = append(cmds, cmd)
+		if cur.(Model).quitting {
+			break
+		}
+	}
+	return cur, tea.Batch(cmds...)
 }
 
 func (m Model) key(km tea.KeyMsg) (tea.Model, tea.Cmd) {

@@ -394,6 +394,31 @@ func TestHelpToggles(t *testing.T) {
 	}
 }
 
+func TestFullHelpAtEightyByTwentyFour(t *testing.T) {
+	m := at1075(t, blindOff(), 80, 24)
+	m = press(t, m, "?")
+	v := m.View()
+	checkFrame(t, "full help", v, 80, 24)
+	for _, want := range []string{"next event", "fencing off→strict→monotonic", "reconnect", "q quit", "t=1075"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("full help at 80×24 lacks %q:\n%s", want, v)
+		}
+	}
+}
+
+// Keys typed faster than the terminal is read reach Update as one message.
+func TestKeysArrivingTogetherAreEachHonoured(t *testing.T) {
+	m := openModel(t, "renewal-race", blindOff(), 120, 40)
+	m = send(t, m, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("ll?")})
+	if m.snap.view.Pos != 2 || !m.help.ShowAll {
+		t.Fatalf("\"ll?\": pos %d, full help %v", m.snap.view.Pos, m.help.ShowAll)
+	}
+	m = send(t, m, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("lq")})
+	if !m.quitting {
+		t.Fatal("\"lq\" did not quit")
+	}
+}
+
 func TestReconnectAfterTheServerDroppedUs(t *testing.T) {
 	m := at1075(t, blindOff(), 120, 40)
 	before := m.View()

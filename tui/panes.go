@@ -70,7 +70,7 @@ func (m Model) panes(w int, l layout) []string {
 		blocks := [][]string{
 			m.coordinatorLines(widths[0]-4, true),
 			m.flightLines(widths[1] - 4),
-			m.resourceLines(widths[2]-4, true),
+			m.resourceLines(widths[2]-4, true, l.paneMax),
 		}
 		h := 0
 		for i, b := range blocks {
@@ -93,7 +93,7 @@ func (m Model) panes(w int, l layout) []string {
 	blocks := [][]string{
 		m.coordinatorLines(widths[0], false),
 		m.flightLines(widths[1]),
-		m.resourceLines(widths[2], false),
+		m.resourceLines(widths[2], false, l.paneMax),
 	}
 	for i, b := range blocks {
 		if l.paneMax > 0 {
@@ -209,7 +209,9 @@ func (m Model) flightLines(w int) []string {
 
 // resourceLines shows the stored epoch and value and every effect, with
 // the verdict spelled out.
-func (m Model) resourceLines(w int, roomy bool) []string {
+// With limit > 0 it keeps to that many lines by dropping the oldest
+// effects first, so the verdict is the last thing to go.
+func (m Model) resourceLines(w int, roomy bool, limit int) []string {
 	st, s := m.st, m.snap
 	res := s.view.Resource
 	lw := 7
@@ -217,7 +219,13 @@ func (m Model) resourceLines(w int, roomy bool) []string {
 	known := s.view.Pos > 0
 	wasEpoch, wasValue := s.prevResource()
 	ps = append(ps, field("epoch", lw, changed(m, itoa(res.Epoch), itoa(wasEpoch), known)...))
-	ps = append(ps, field("value", lw, changed(m, valueText(res.Value), valueText(wasValue), known)...))
+	value := changed(m, valueText(res.Value), valueText(wasValue), known)
+	if !roomy && len(value) > 1 && textWidth(valueText(wasValue)) > 8 {
+		// Tight: the old value is long and the epoch line already says
+		// the state changed.
+		value = value[:1]
+	}
+	ps = append(ps, field("value", lw, value...))
 	if known && res.Epoch < wasEpoch {
 		ps = append(ps, p(styled(&st.Warn, fmt.Sprintf("⚠ epoch %d → %d: regressed", wasEpoch, res.Epoch))))
 	}
@@ -227,6 +235,9 @@ func (m Model) resourceLines(w int, roomy bool) []string {
 	case roomy:
 		ps = append(ps, p(styled(&st.Label, "effects")))
 	}
+	head := layoutParas(ps, w)
+	var effects [][]string
+	ps = nil
 	// Tokens from a lease are fences; direct writes carry bare epochs.
 	token := "fence"
 	if s.sc.Initial == nil && !hasAction(s.sc, scenario.ActionAcquire) {
@@ -234,19 +245,19 @@ func (m Model) resourceLines(w int, roomy bool) []string {
 	}
 	high := s.sc.Resource.Epoch
 	for _, e := range res.Effects {
-		head := fmt.Sprintf(" #%d %s %s %d", e.Seq, e.Actor, token, e.Epoch)
+		what := fmt.Sprintf(" #%d %s %s %d", e.Seq, e.Actor, token, e.Epoch)
 		switch {
 		case !e.Accepted:
-			sp := []span{styled(&st.Good, "✗"), plain(head + " refused")}
+			sp := []span{styled(&st.Good, "✗"), plain(what + " refused")}
 			if roomy && e.Reason != "" {
 				// Tight screens leave the why to the narration.
 				sp = append(sp, plain(": "), styled(&st.Faint, e.Reason))
 			}
-			ps = append(ps, para{spans: sp, first: "", rest: "   "})
+			effects = append(effects, wrap(sp, w, "", "   "))
 		case e.Epoch < high:
-			ps = append(ps, para{spans: []span{styled(&st.Warn, "⚠"), plain(head + " accepted "), styled(&st.Warn, fmt.Sprintf("after %s %d", token, high))}, first: "", rest: "   "})
+			effects = append(effects, wrap([]span{styled(&st.Warn, "⚠"), plain(what + " accepted "), styled(&st.Warn, fmt.Sprintf("after %s %d", token, high))}, w, "", "   "))
 		default:
-			ps = append(ps, para{spans: []span{styled(&st.Value, "✓"), plain(head + " accepted")}, first: "", rest: "   "})
+			effects = append(effects, wrap([]span{styled(&st.Value, "✓"), plain(what + " accepted")}, w, "", "   "))
 		}
 		if e.Accepted {
 			high = max(high, e.Epoch)
@@ -261,12 +272,33 @@ func (m Model) resourceLines(w int, roomy bool) []string {
 	if o.Rejected > 0 {
 		refused = fmt.Sprintf(", %d refused", o.Rejected)
 	}
+	var verdict []string
 	if o.Verdict == scenario.VerdictConflict {
-		ps = append(ps, p(styled(&st.Warn, "⚠ "), styled(&st.Alarm, fmt.Sprintf("%d %s / CONFLICT", o.Effects, noun)), plain(refused)))
+		verdict = wrap([]span{styled(&st.Warn, "⚠ "), styled(&st.Alarm, fmt.Sprintf("%d %s / CONFLICT", o.Effects, noun)), plain(refused)}, w, "", "")
 	} else {
-		ps = append(ps, p(styled(&st.Good, fmt.Sprintf("✓ %d %s / safe", o.Effects, noun)), plain(refused)))
+		verdict = wrap([]span{styled(&st.Good, fmt.Sprintf("✓ %d %s / safe", o.Effects, noun)), plain(refused)}, w, "", "")
 	}
-	return layoutParas(ps, w)
+	n := len(head) + len(verdict)
+	for _, e := range effects {
+		n += len(e)
+	}
+	dropped := 0
+	for limit > 0 && n > limit && dropped < len(effects) {
+		// One "… N earlier" line stands in for what is dropped.
+		if dropped == 0 {
+			n++
+		}
+		n -= len(effects[dropped])
+		dropped++
+	}
+	out := head
+	if dropped > 0 {
+		out = append(out, wrap([]span{styled(&st.Faint, fmt.Sprintf("… %d earlier", dropped))}, w, "", "")...)
+	}
+	for _, e := range effects[dropped:] {
+		out = append(out, e...)
+	}
+	return append(out, verdict...)
 }
 
 // valueText shows a JSON string value without its quotes' escaping noise.

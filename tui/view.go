@@ -48,7 +48,13 @@ func (m Model) View() string {
 	if m.quitting {
 		return ""
 	}
-	return m.frame(m.width, m.height)
+	w, h := m.width, m.height
+	if w == 0 && h == 0 {
+		// Bubble Tea reports a size only for a terminal; output to a pipe
+		// gets a classic 80×24 frame.
+		w, h = 80, 24
+	}
+	return m.frame(w, h)
 }
 
 // frame renders the screen at w×h cells.
@@ -71,6 +77,11 @@ func (m Model) frame(w, h int) string {
 			if len(lines) <= h {
 				break
 			}
+		}
+		if m.help.ShowAll && (len(lines) > h || sc.lossy) {
+			// The full help would squeeze the story: give it the middle
+			// of the screen until ? hides it again.
+			lines = sc.helpPage()
 		}
 	}
 	if len(lines) > h {
@@ -105,6 +116,8 @@ type sections struct {
 	chooser               []string
 	timeline              map[[2]bool][]string
 	panes, sql, narration map[[2]int][]string
+	// lossy is set when the last arrangement tried shortened a section.
+	lossy bool
 }
 
 func newSections(m Model, w int) *sections {
@@ -124,9 +137,21 @@ func memo[K comparable](cache map[K][]string, k K, f func() []string) []string {
 	return v
 }
 
+// helpPage is the header, the timeline and the full key help.
+func (c *sections) helpPage() []string {
+	m, w := c.m, c.w
+	out := append([]string(nil), m.header(w)...)
+	out = append(out, m.timeline(w, false, true)...)
+	out = append(out, "")
+	out = append(out, m.helpLines(w)...)
+	out = append(out, "")
+	return append(out, m.statusLines(w)...)
+}
+
 // screen lays out every section at the frame's width in arrangement l.
 func (c *sections) screen(l layout) []string {
 	m, w := c.m, c.w
+	c.lossy = l.paneMax > 0 || l.sqlMax > 0 || l.noteMax > 0
 	if c.header == nil {
 		c.header = m.header(w)
 		c.status = m.statusLines(w)

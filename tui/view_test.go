@@ -3,7 +3,6 @@ package tui
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -11,7 +10,6 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
-	"github.com/leaserace/leaserace/scenario"
 	"github.com/muesli/termenv"
 )
 
@@ -192,16 +190,6 @@ func TestExportNameIsSanitised(t *testing.T) {
 			t.Errorf("exportBase(%q) = %q, want %q", in, got, want)
 		}
 	}
-}
-
-func ExampleNewModel() {
-	// A caller that already has an open run (from engine.Open) wraps it:
-	//
-	//	m, err := tui.NewModel(ctx, tui.Config{Run: run, DSN: dsn})
-	//	defer m.Close(context.Background())
-	//	_, err = tea.NewProgram(m).Run()
-	fmt.Println(scenario.BuiltinNames()[0])
-	// Output: renewal-race
 }
 
 func TestTextWidthAgreesWithAnsi(t *testing.T) {

@@ -28,15 +28,15 @@ func Default() Map {
 		Prev:      key.NewBinding(key.WithKeys("left", "h"), key.WithHelp("←/h", "previous event")),
 		TickNext:  key.NewBinding(key.WithKeys("."), key.WithHelp(".", "one tick later")),
 		TickPrev:  key.NewBinding(key.WithKeys(","), key.WithHelp(",", "one tick earlier")),
-		Start:     key.NewBinding(key.WithKeys("g", "home"), key.WithHelp("g", "start")),
-		End:       key.NewBinding(key.WithKeys("G", "end"), key.WithHelp("G", "end")),
+		Start:     key.NewBinding(key.WithKeys("g", "home"), key.WithHelp("g", "start of window")),
+		End:       key.NewBinding(key.WithKeys("G", "end"), key.WithHelp("G", "end of window")),
 		Play:      key.NewBinding(key.WithKeys(" "), key.WithHelp("space", "play/pause")),
 		Renewal:   key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "renewal blind⇄compare")),
 		Fencing:   key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "fencing off→strict→monotonic")),
 		Scenario:  key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "choose scenario")),
-		Export:    key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "export transcript")),
+		Export:    key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "export")),
 		Reconnect: key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "reconnect")),
-		Help:      key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "more keys")),
+		Help:      key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "fewer keys")),
 		Quit:      key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
 	}
 }
@@ -60,9 +60,8 @@ func brief(b key.Binding, desc string) key.Binding {
 // FullHelp is the help shown after ?, in columns.
 func (m Map) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
-		{m.Next, m.Prev, m.TickNext, m.TickPrev},
-		{m.Start, m.End, m.Play},
-		{m.Renewal, m.Fencing, m.Scenario},
+		{m.Next, m.Prev, m.TickNext, m.TickPrev, m.Start, m.End},
+		{m.Play, m.Renewal, m.Fencing, m.Scenario},
 		{m.Export, m.Reconnect, m.Help, m.Quit},
 	}
 }

@@ -1,0 +1,190 @@
+package tui
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/engine/pgtest"
+	"github.com/leaserace/leaserace/scenario"
+	"go.uber.org/goleak"
+)
+
+// screen collects what Run writes, safe to read while it writes.
+type screen struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *screen) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *screen) has(text string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return bytes.Contains(s.b.Bytes(), []byte(text))
+}
+
+func (s *screen) waitFor(t *testing.T, text string) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for !s.has(text) {
+		if time.Now().After(deadline) {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			t.Fatalf("screen never showed %q; it showed:\n%s", text, s.b.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// runSchemas lists the schemas engine runs create on the test server.
+func runSchemas(t *testing.T) []string {
+	t.Helper()
+	conn, err := pgx.Connect(testCtx(t), pgtest.DSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	rows, err := conn.Query(testCtx(t), "SELECT nspname FROM pg_namespace WHERE nspname LIKE 'lr\\_%' ORDER BY 1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return names
+}
+
+// runTUI starts Run in the background on the test server and returns the
+// key pipe, the screen and the channel Run's error arrives on.
+func runTUI(t *testing.T, ctx context.Context, o Options) (*io.PipeWriter, *screen, <-chan error) {
+	t.Helper()
+	in, keys := io.Pipe()
+	out := &screen{}
+	o.In, o.Out, o.NoColor = in, out, true
+	if o.Provider == nil {
+		o.Provider = engine.DSNProvider{DSN: pgtest.DSN(t)}
+	}
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, o) }()
+	t.Cleanup(func() { _ = keys.Close() })
+	return keys, out, done
+}
+
+func waitRun(t *testing.T, done <-chan error) error {
+	t.Helper()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(60 * time.Second):
+		t.Fatal("Run did not return")
+		return nil
+	}
+}
+
+func TestRunStepsAndQuitsCleaningUp(t *testing.T) {
+	before := runSchemas(t)
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	at := int64(1075)
+	keys, out, done := runTUI(t, context.Background(), Options{
+		Scenario: "renewal-race", Knobs: knobs(scenario.RenewalBlind, scenario.FencingOff),
+		At: &at, ExportDir: t.TempDir(),
+	})
+	out.waitFor(t, "event 5/6")
+	if !out.has("UPDATE 1") {
+		t.Error("--at 1075 does not show the blind renewal's UPDATE 1")
+	}
+	if _, err := keys.Write([]byte("r")); err != nil {
+		t.Fatal(err)
+	}
+	out.waitFor(t, "UPDATE 0")
+	if _, err := keys.Write([]byte("q")); err != nil {
+		t.Fatal(err)
+	}
+	if err := waitRun(t, done); err != nil {
+		t.Fatalf("q: Run returned %v", err)
+	}
+	_ = keys.Close()
+	if after := runSchemas(t); !slices.Equal(after, before) {
+		t.Errorf("schemas left on the server: before %v, after %v", before, after)
+	}
+}
+
+func TestRunStopsOnContextCancel(t *testing.T) {
+	before := runSchemas(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	keys, out, done := runTUI(t, ctx, Options{Scenario: "control"})
+	out.waitFor(t, "event 0/3")
+	if _, err := keys.Write([]byte("l")); err != nil {
+		t.Fatal(err)
+	}
+	out.waitFor(t, "event 1/3")
+	cancel() // what the CLI does on SIGTERM
+	err := waitRun(t, done)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled Run returned %v, want context.Canceled", err)
+	}
+	if after := runSchemas(t); !slices.Equal(after, before) {
+		t.Errorf("schemas left on the server: before %v, after %v", before, after)
+	}
+}
+
+func TestRunReportsAProviderThatCannotStart(t *testing.T) {
+	_, _, done := runTUI(t, context.Background(), Options{
+		Provider: engine.DSNProvider{DSN: "postgres://nobody@127.0.0.1:1/none?connect_timeout=2"},
+	})
+	err := waitRun(t, done)
+	if err == nil || !strings.Contains(err.Error(), "dsn provider") {
+		t.Fatalf("Run returned %v, want the provider's failure", err)
+	}
+}
+
+func TestBootScreenNamesTheProviderAndItsProgress(t *testing.T) {
+	m := newModel(context.Background(), asciiRenderer(), "", nil)
+	m.boot = newBoot(m.st, "local")
+	for _, l := range []string{"initdb", "starting postgres"} {
+		m.boot, _ = m.boot.Update(progressMsg{line: l, ok: true})
+	}
+	v := m.frame(80, 24)
+	for _, want := range []string{"local provider", "initdb", "starting postgres"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("boot screen lacks %q:\n%s", want, v)
+		}
+	}
+	// Keys other than quit wait for the server.
+	nm, cmd := m.Update(keyMsg("right"))
+	if cmd != nil || nm.(Model).phase != phaseBoot {
+		t.Error("→ did something while PostgreSQL was starting")
+	}
+	if _, cmd := m.Update(keyMsg("q")); cmd == nil {
+		t.Error("q does not quit while PostgreSQL is starting")
+	}
+}
+
+func TestRunRejectsBadOptions(t *testing.T) {
+	p := engine.DSNProvider{DSN: "postgres://unused"}
+	for name, o := range map[string]Options{
+		"no provider":      {},
+		"unknown scenario": {Provider: p, Scenario: "no-such-scenario"},
+		"bad renewal":      {Provider: p, Knobs: scenario.Knobs{Renewal: "sometimes"}},
+		"bad fencing":      {Provider: p, Knobs: scenario.Knobs{Fencing: "maybe"}},
+	} {
+		if err := Run(context.Background(), o); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
