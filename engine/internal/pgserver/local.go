@@ -124,7 +124,9 @@ func (p LocalProvider) Start(ctx context.Context, progress func(string)) (*Serve
 	}).String()
 	version, err := waitForLocal(ctx, dsn, exited)
 	if err != nil {
-		stopErr := stop(ctx)
+		// Stop first so the log is complete; the deferred clean-up then
+		// removes the directory.
+		stopErr := stopProcessGroup(ctx, srv.Process.Pid, exited)
 		log, _ := os.ReadFile(logPath)
 		return nil, errors.Join(fmt.Errorf("%w\nserver log:\n%s", err, lastLines(log, 15)), stopErr)
 	}
