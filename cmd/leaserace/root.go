@@ -78,6 +78,7 @@ NO_COLOR turns colour off.`,
 	f.pg.register(fs, a.getenv)
 
 	root.AddCommand(newRunCmd(a), newCheckCmd(a), newScenariosCmd(a), newResourceCmd(a), newVersionCmd(a))
+	root.AddCommand(newExploreCmd(a), newStressCmd(a))
 	root.AddCommand(newVerifyCmd(a))
 	return root
 }

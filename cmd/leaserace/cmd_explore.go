@@ -1,0 +1,396 @@
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/x/term"
+	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/scenario"
+	"github.com/leaserace/leaserace/tui/styles"
+	"github.com/spf13/cobra"
+)
+
+type exploreFlags struct {
+	scenario string
+	vary     []string
+	format   string
+	pg       pgFlags
+}
+
+func newExploreCmd(a *app) *cobra.Command {
+	var f exploreFlags
+	cmd := &cobra.Command{
+		Use:   "explore",
+		Short: "Map where each knob setting loses safety as the race's times move",
+		Long: `Explore re-runs a scenario against PostgreSQL for every value of one or more
+of its named times, under all six knob settings, and prints a map: one row per
+setting, one column per value, each cell the verdict and the number of effects
+the resource accepted.
+
+  ✓1  safe: 1 effect accepted, none from an older epoch after a newer one
+  ✗2  conflict: 2 effects accepted, one from an older epoch after a newer one
+
+Without --vary it sweeps A's heartbeat arrival over the scenario's window.
+Each --vary NAME=FROM..TO sweeps one named time (see "leaserace scenarios"
+for a scenario's times); with two, there is one map per value of the first.
+Below each map, words say where each setting conflicts, so the map reads the
+same without colour (NO_COLOR, or output that is not a terminal).
+
+json: {"scenario","vary":[...],"cells":[{"renewal","fencing","values","effects","verdict"}]}
+csv:  renewal,fencing,<each varied name>,effects,verdict
+Progress goes to standard error.`,
+		Example: `  # A's late heartbeat, every arrival time in the window
+  leaserace explore --scenario renewal-race
+
+  # Move B's takeover too: one map per takeover time
+  leaserace explore --vary takeover=1065..1075 --vary arrival=1060..1090
+
+  # For a spreadsheet
+  leaserace explore --format csv > map.csv`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.explore(cmd.Context(), f)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&f.scenario, "scenario", "renewal-race", "a built-in scenario's name or a scenario YAML file")
+	fs.StringArrayVar(&f.vary, "vary", nil, "sweep a named time, NAME=FROM..TO (repeatable; default arrival over the window)")
+	fs.StringVar(&f.format, "format", "text", "output: text (a map), json or csv")
+	f.pg.register(fs, a.getenv)
+	return cmd
+}
+
+func (a *app) explore(ctx context.Context, f exploreFlags) error {
+	switch f.format {
+	case "text", "json", "csv":
+	default:
+		return usageErr("--format %q: want text, json or csv", f.format)
+	}
+	sc, err := loadScenario(f.scenario)
+	if err != nil {
+		return err
+	}
+	var vary []engine.Vary
+	for _, s := range f.vary {
+		v, err := engine.ParseVary(s)
+		if err != nil {
+			return withCode(exitUsage, err)
+		}
+		vary = append(vary, v)
+	}
+	if len(vary) == 0 {
+		if vary, err = engine.DefaultVary(sc); err != nil {
+			return withCode(exitUsage, err)
+		}
+	}
+	// A sweep that cannot run fails here, before any server starts.
+	if err := engine.CheckVary(sc, vary); err != nil {
+		return usageErr("--vary: %w", err)
+	}
+	prov, err := f.pg.provider(a)
+	if err != nil {
+		return err
+	}
+	srv, err := a.startServer(ctx, prov)
+	if err != nil {
+		return err
+	}
+	defer a.closeServer(srv)
+
+	bar := newProgressBar(a.stderr, "explore "+sc.Name, "cells")
+	res, err := engine.Explore(ctx, srv.DSN, sc, vary, bar.update)
+	bar.finish()
+	if err != nil {
+		if interrupted(ctx, err) {
+			return err
+		}
+		return fmt.Errorf("exploring %s: %w", sc.Name, err)
+	}
+	a.infof("%d runs of %s in %s", len(res.Cells), sc.Name, res.Took.Round(time.Millisecond))
+	switch f.format {
+	case "json":
+		return writeJSON(a.stdout, res)
+	case "csv":
+		return writeExploreCSV(a.stdout, res)
+	}
+	return writeExploreMap(a.stdout, res, mapStyle{
+		color: !a.noColor() && isTerminal(a.stdout),
+		width: terminalWidth(a.stdout, a.getenv),
+		light: lightBackground(a.getenv),
+	})
+}
+
+func writeExploreCSV(w io.Writer, res engine.ExploreResult) error {
+	cw := csv.NewWriter(w)
+	head := []string{"renewal", "fencing"}
+	for _, v := range res.Vary {
+		head = append(head, v.Name)
+	}
+	_ = cw.Write(append(head, "effects", "verdict"))
+	for _, c := range res.Cells {
+		row := []string{string(c.Renewal), string(c.Fencing)}
+		for _, v := range res.Vary {
+			row = append(row, strconv.FormatInt(c.Values[v.Name], 10))
+		}
+		_ = cw.Write(append(row, strconv.Itoa(c.Effects), c.Verdict))
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		return fmt.Errorf("cannot write the CSV: %w", err)
+	}
+	return nil
+}
+
+// mapStyle is how the map is drawn: colour or not, for a light or dark
+// background, and how wide.
+type mapStyle struct {
+	color bool
+	light bool
+	width int
+}
+
+// exploreMap is one map: the six settings over the last varied name, with
+// the earlier names fixed at prefix.
+type exploreMap struct {
+	prefix string
+	cells  map[scenario.Knobs]map[int64]engine.ExploreCell
+}
+
+// splitMaps groups the cells into maps, in the order the sweep ran them.
+func splitMaps(res engine.ExploreResult) []exploreMap {
+	last := res.Vary[len(res.Vary)-1].Name
+	var maps []exploreMap
+	at := map[string]int{}
+	for _, c := range res.Cells {
+		var parts []string
+		for _, v := range res.Vary[:len(res.Vary)-1] {
+			parts = append(parts, fmt.Sprintf("%s = %d", v.Name, c.Values[v.Name]))
+		}
+		p := strings.Join(parts, ", ")
+		i, ok := at[p]
+		if !ok {
+			i = len(maps)
+			at[p] = i
+			maps = append(maps, exploreMap{prefix: p, cells: map[scenario.Knobs]map[int64]engine.ExploreCell{}})
+		}
+		k := scenario.Knobs{Renewal: c.Renewal, Fencing: c.Fencing}
+		if maps[i].cells[k] == nil {
+			maps[i].cells[k] = map[int64]engine.ExploreCell{}
+		}
+		maps[i].cells[k][c.Values[last]] = c
+	}
+	return maps
+}
+
+// writeExploreMap draws each map, wrapped to the width, then the legend.
+// Colour only repeats what the glyphs say: ✓ safe, ✗ conflict.
+func writeExploreMap(w io.Writer, res engine.ExploreResult, st mapStyle) error {
+	r := styles.NewRenderer(w, !st.color)
+	// Decided here rather than by asking the terminal: the question is an
+	// escape sequence written to standard output, and its answer may never
+	// come.
+	r.SetHasDarkBackground(!st.light)
+	sty := styles.New(r)
+	col := res.Vary[len(res.Vary)-1]
+	var effW int
+	for _, c := range res.Cells {
+		effW = max(effW, len(strconv.Itoa(c.Effects)))
+	}
+	cellW := 1 + effW + 1 // glyph, count, a space
+	labelW := 0
+	for _, k := range scenario.AllKnobs() {
+		labelW = max(labelW, len(k.String()))
+	}
+	labelW = max(labelW, len(col.Name)) + 2
+	perLine := max(1, (st.width-labelW)/cellW)
+	step := tickStep(len(strconv.FormatInt(col.To, 10))+1, cellW)
+
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s %d..%d under each knob setting\n", res.Scenario, col.Name, col.From, col.To)
+	for _, m := range splitMaps(res) {
+		if m.prefix != "" {
+			fmt.Fprintf(&b, "\n%s\n", sty.Title.Render(m.prefix))
+		}
+		for lo := col.From; lo <= col.To; lo += int64(perLine) {
+			hi := min(col.To, lo+int64(perLine)-1)
+			b.WriteString("\n" + tickLine(col.Name, labelW, cellW, step, lo, hi) + "\n")
+			for _, k := range scenario.AllKnobs() {
+				fmt.Fprintf(&b, "%-*s", labelW, k.String())
+				for t := lo; t <= hi; t++ {
+					c, ok := m.cells[k][t]
+					glyph, s := "?", sty.Faint
+					switch {
+					case !ok:
+					case c.Verdict == scenario.VerdictConflict:
+						glyph, s = "✗", sty.Warn
+					default:
+						glyph, s = "✓", sty.Good
+					}
+					cell := glyph
+					if ok {
+						cell += strconv.Itoa(c.Effects)
+					}
+					if t > lo {
+						b.WriteByte(' ')
+					}
+					b.WriteString(s.Render(fmt.Sprintf("%-*s", cellW-1, cell)))
+				}
+				b.WriteString("\n")
+			}
+		}
+		b.WriteString("\nWhere each setting conflicts:\n")
+		for _, k := range scenario.AllKnobs() {
+			fmt.Fprintf(&b, "  %-*s%s\n", labelW, k.String(), conflictWords(col, m.cells[k]))
+		}
+	}
+	fmt.Fprintf(&b, "\n%s  safe: n effects accepted, none from an older epoch after a newer one\n", sty.Good.Render("✓n"))
+	fmt.Fprintf(&b, "%s  conflict: n effects accepted, one from an older epoch after a newer one\n", sty.Warn.Render("✗n"))
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return fmt.Errorf("cannot write the map: %w", err)
+	}
+	return nil
+}
+
+// tickStep is how many columns apart the header's labels go: the smallest
+// of 1, 2, 5, 10, 20, 50, ... whose span fits a label and a space.
+func tickStep(labelW, cellW int) int64 {
+	for step := int64(1); ; step *= 10 {
+		for _, m := range []int64{1, 2, 5} {
+			if int(step*m)*cellW >= labelW {
+				return step * m
+			}
+		}
+	}
+}
+
+// tickLine labels the columns lo..hi whose value is a multiple of step.
+func tickLine(name string, labelW, cellW int, step, lo, hi int64) string {
+	line := []byte(fmt.Sprintf("%-*s", labelW, name))
+	line = append(line, []byte(strings.Repeat(" ", int(hi-lo+1)*cellW))...)
+	for t := lo; t <= hi; t++ {
+		if t%step != 0 {
+			continue
+		}
+		s := strconv.FormatInt(t, 10)
+		at := labelW + int(t-lo)*cellW
+		if at+len(s) > len(line) {
+			line = append(line, []byte(strings.Repeat(" ", at+len(s)-len(line)))...)
+		}
+		copy(line[at:], s)
+	}
+	return strings.TrimRight(string(line), " ")
+}
+
+// conflictWords says in words where a row conflicts: "safe everywhere", or
+// the ranges of the column's values that conflict.
+func conflictWords(col engine.Vary, row map[int64]engine.ExploreCell) string {
+	var ranges []string
+	n, total := 0, int(col.To-col.From+1)
+	for t := col.From; t <= col.To; t++ {
+		if row[t].Verdict != scenario.VerdictConflict {
+			continue
+		}
+		end := t
+		for end+1 <= col.To && row[end+1].Verdict == scenario.VerdictConflict {
+			end++
+		}
+		n += int(end - t + 1)
+		if end == t {
+			ranges = append(ranges, strconv.FormatInt(t, 10))
+		} else {
+			ranges = append(ranges, fmt.Sprintf("%d..%d", t, end))
+		}
+		t = end
+	}
+	switch n {
+	case 0:
+		return "safe everywhere"
+	case total:
+		return fmt.Sprintf("conflict at every %s", col.Name)
+	}
+	return fmt.Sprintf("conflict at %s %s (%d of %d)", col.Name, strings.Join(ranges, ", "), n, total)
+}
+
+// lightBackground reads COLORFGBG ("fg;bg"), which many terminals set: a
+// background of 7 or 15 is light. Without it, dark is the likelier guess.
+func lightBackground(getenv func(string) string) bool {
+	v := getenv("COLORFGBG")
+	bg := v[strings.LastIndex(v, ";")+1:]
+	return bg == "7" || bg == "15"
+}
+
+// terminalWidth is the width to wrap to: the terminal's, else $COLUMNS,
+// else 80.
+func terminalWidth(w io.Writer, getenv func(string) string) int {
+	if f, ok := w.(*os.File); ok && isTerminal(f) {
+		if cols, _, err := term.GetSize(f.Fd()); err == nil && cols >= 40 {
+			return cols
+		}
+	}
+	if n, err := strconv.Atoi(getenv("COLUMNS")); err == nil && n >= 40 {
+		return n
+	}
+	return 80
+}
+
+// progressBar shows a command's progress on standard error: a bar redrawn
+// in place on a terminal, a line every tenth of the way otherwise, so logs
+// stay short.
+type progressBar struct {
+	w          io.Writer
+	label      string
+	unit       string
+	tty        bool
+	start      time.Time
+	drawn      time.Time
+	lastTenth  int
+	done, tot  int
+	wroteInTTY bool
+}
+
+func newProgressBar(w io.Writer, label, unit string) *progressBar {
+	return &progressBar{w: w, label: label, unit: unit, tty: isTerminal(w), start: time.Now(), lastTenth: -1}
+}
+
+// update is called with how many of how many are done; calls never overlap.
+func (p *progressBar) update(done, total int) {
+	p.done, p.tot = done, total
+	if total <= 0 {
+		return
+	}
+	if !p.tty {
+		if tenth := done * 10 / total; tenth != p.lastTenth {
+			p.lastTenth = tenth
+			fmt.Fprintf(p.w, "%s: %d/%d %s (%d%%)\n", p.label, done, total, p.unit, done*100/total)
+		}
+		return
+	}
+	// Redrawing more than ~20 times a second only costs time.
+	if done != total && time.Since(p.drawn) < 50*time.Millisecond {
+		return
+	}
+	p.drawn = time.Now()
+	const width = 30
+	fill := done * width / total
+	rate := ""
+	if s := time.Since(p.start).Seconds(); s > 0.2 {
+		rate = fmt.Sprintf("  %.0f %s/s", float64(done)/s, p.unit)
+	}
+	fmt.Fprintf(p.w, "\r%s [%s%s] %d/%d %s%s\x1b[K", p.label,
+		strings.Repeat("█", fill), strings.Repeat("·", width-fill), done, total, p.unit, rate)
+	p.wroteInTTY = true
+}
+
+// finish ends the bar's line on a terminal.
+func (p *progressBar) finish() {
+	if p.tty && p.wroteInTTY {
+		fmt.Fprintln(p.w)
+	}
+}
