@@ -46,7 +46,7 @@ For each knob setting it counts:
                             after it had accepted one from a newer epoch
 
 --seed fixes the schedule of delays (and prints it); real timing still varies,
-so counts differ a little between repeated runs with the same seed. Progress
+so counts differ between repeated runs with the same seed. Progress
 goes to standard error; the table, or JSON with --format json, to standard
 output:
   {"seed","runs","settings":[{"renewal","fencing","runs","takeovers",
