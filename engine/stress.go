@@ -183,7 +183,7 @@ func Stress(ctx context.Context, cfg StressConfig) (res StressResult, err error)
 			return res, err
 		}
 	}
-	// Fewer lanes than runs would leave some idle.
+	// More lanes than runs would sit idle.
 	cfg.Parallel = min(cfg.Parallel, cfg.Runs)
 	res = StressResult{Seed: cfg.Seed, Runs: cfg.Runs, Workers: cfg.Workers, Parallel: cfg.Parallel}
 	start := time.Now()
