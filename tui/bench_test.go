@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"io"
 	"runtime"
 	"slices"
 	"syscall"
@@ -8,6 +9,8 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
 )
 
 // BenchmarkKeyToFrame is a press of → at t=1070 that runs the delayed
@@ -77,4 +80,15 @@ func threadCPU() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkView200x60Color is the same frame in 24-bit colour.
+func BenchmarkView200x60Color(b *testing.B) {
+	m := openModel(b, "renewal-race", blindOff(), 200, 60)
+	m = press(b, m, "G")
+	r := lipgloss.NewRenderer(io.Discard)
+	r.SetColorProfile(termenv.TrueColor)
+	r.SetHasDarkBackground(true)
+	m.setRenderer(r)
+	benchView(b, m)
 }

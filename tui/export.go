@@ -35,22 +35,19 @@ func export(ctx context.Context, r *engine.Run, log []engine.SessionEntry, dir s
 	base := exportBase(tr.Scenario, now)
 	// Two exports in the same second get -2, -3, … rather than overwriting.
 	for n := 1; n < 100; n++ {
-		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("export cancelled: %w", err)
-		}
 		name := base
 		if n > 1 {
 			name = fmt.Sprintf("%s-%d", base, n)
 		}
 		jp, mp := filepath.Join(dir, name+".json"), filepath.Join(dir, name+".md")
-		err := writeNew(jp, js.Bytes())
+		err := writeNew(ctx, jp, js.Bytes())
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}
 		if err != nil {
 			return nil, err
 		}
-		if err := writeNew(mp, md.Bytes()); err != nil {
+		if err := writeNew(ctx, mp, md.Bytes()); err != nil {
 			_ = os.Remove(jp)
 			if errors.Is(err, fs.ErrExist) {
 				continue
@@ -63,7 +60,10 @@ func export(ctx context.Context, r *engine.Run, log []engine.SessionEntry, dir s
 }
 
 // writeNew creates path, refusing to replace an existing file.
-func writeNew(path string, data []byte) error {
+func writeNew(ctx context.Context, path string, data []byte) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("export cancelled before %s: %w", path, err)
+	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		if errors.Is(err, fs.ErrExist) {

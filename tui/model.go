@@ -172,7 +172,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.Type == tea.KeyRunes && !msg.Paste && len(msg.Runes) > 1 {
 			// Keys typed faster than the terminal is read arrive as one
 			// message ("?s"); each is a key of its own here.
-			return m.keys1by1(msg)
+			return m.splitKeys(msg)
 		}
 		return m.key(msg)
 	case doneMsg:
@@ -199,7 +199,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return m, nil
 }
 
-func (m Model) keys1by1(km tea.KeyMsg) (tea.Model, tea.Cmd) {
+func (m Model) splitKeys(km tea.KeyMsg) (tea.Model, tea.Cmd) {
 	var cmds []tea.Cmd
 	var cur tea.Model = m
 	for _, r := range km.Runes {

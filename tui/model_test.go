@@ -270,7 +270,7 @@ func TestScenarioChooserSwitchesScenario(t *testing.T) {
 	if m.chooser.open || m.run != old {
 		t.Fatal("esc did not just close the chooser")
 	}
-	m = press(t, m, "s", "down", "enter")
+	m = press(t, m, "s", "down", "down", "up", "enter")
 	if m.chooser.open {
 		t.Fatal("enter left the chooser open")
 	}
