@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -176,6 +177,76 @@ func TestLocalProviderCloseAfterCancel(t *testing.T) {
 	if procs := processesMentioning(t, srv.ID); len(procs) > 0 {
 		t.Errorf("processes still run on %s:\n%s", srv.ID, strings.Join(procs, "\n"))
 	}
+}
+
+func TestLocalProviderRemovesAbandonedClusters(t *testing.T) {
+	// A short parent keeps socket paths short; the postgres user must be
+	// able to reach into it.
+	parent, err := os.MkdirTemp("", "lrjan")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(parent) })
+	if err := os.Chmod(parent, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// A pid that surely ran and is gone.
+	done := exec.Command("true")
+	if err := done.Run(); err != nil {
+		t.Fatal(err)
+	}
+	deadPID := fmt.Sprintf("%d\n", done.Process.Pid)
+	old := time.Now().Add(-2 * time.Minute)
+	lockFile := func(name, content string, mtime time.Time) string {
+		dir := filepath.Join(parent, name)
+		if err := os.MkdirAll(filepath.Join(dir, "data"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if content != "" {
+			lock := filepath.Join(dir, "data", "postmaster.pid")
+			if err := os.WriteFile(lock, []byte(content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chtimes(lock, mtime, mtime); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return dir
+	}
+	abandoned := lockFile("leaserace-pg-killed", deadPID, old)
+	kept := []string{
+		lockFile("leaserace-pg-stopping", deadPID, time.Now()), // its owner may be removing it
+		lockFile("leaserace-pg-making", "", old),               // initdb still at work
+		lockFile("someone-elses", deadPID, old),                // not ours at all
+	}
+
+	live, err := engine.LocalProvider{Dir: parent}.Start(providerCtx(t), nil)
+	if errors.Is(err, engine.ErrNoServerBinaries) {
+		unavailable(t, "no local PostgreSQL", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { live.Close(context.Background()) })
+	// Old enough to be looked at, but its server runs: it must stay.
+	if err := os.Chtimes(filepath.Join(live.ID, "data", "postmaster.pid"), old, old); err != nil {
+		t.Fatal(err)
+	}
+	second, err := engine.LocalProvider{Dir: parent}.Start(providerCtx(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { second.Close(context.Background()) })
+
+	if _, err := os.Stat(abandoned); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the abandoned cluster %s is still there (%v)", abandoned, err)
+	}
+	for _, dir := range kept {
+		if _, err := os.Stat(dir); err != nil {
+			t.Errorf("%s was removed: %v", dir, err)
+		}
+	}
+	selectOne(t, live.DSN)
 }
 
 func TestContainerProviderStartsAndCleansUp(t *testing.T) {

@@ -7,8 +7,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -114,7 +112,9 @@ func watch(in io.Reader, log io.Writer) int {
 		var err error
 		switch provider {
 		case "local":
-			err = removeLocal(id)
+			// Its server died with the test process (a parent-death
+			// signal); what is left is the directory.
+			err = pgserver.RemoveLocalCluster(id)
 		case "container":
 			err = removeContainer(ctx, id)
 		default:
@@ -128,59 +128,6 @@ func watch(in io.Reader, log io.Writer) int {
 		fmt.Fprintf(log, "pgtest watcher: the tests died; removed their %s server %s\n", provider, id)
 	}
 	return code
-}
-
-// removeLocal kills what is left of a local cluster and deletes its
-// directory. The server normally died with the test process already (it
-// runs with a parent-death signal); this covers the rest.
-func removeLocal(dir string) error {
-	// Only ever a directory the local provider made.
-	if !filepath.IsAbs(dir) || !strings.HasPrefix(filepath.Base(dir), "leaserace-pg-") {
-		return fmt.Errorf("refusing to remove %q: not a local cluster directory", dir)
-	}
-	if pid := postmasterPID(dir); pid > 0 {
-		// The server leads its own process group: this reaches its backends.
-		syscall.Kill(-pid, syscall.SIGKILL)
-		for i := 0; i < 100 && processAlive(pid); i++ {
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
-	if err := os.RemoveAll(dir); err != nil {
-		return fmt.Errorf("removing %s: %w", dir, err)
-	}
-	return nil
-}
-
-// postmasterPID reads the server's pid from its lock file, and checks that
-// the process with that pid still runs on this data directory.
-func postmasterPID(dir string) int {
-	data := filepath.Join(dir, "data")
-	b, err := os.ReadFile(filepath.Join(data, "postmaster.pid"))
-	if err != nil {
-		return 0
-	}
-	first, _, _ := strings.Cut(string(b), "\n")
-	pid, err := strconv.Atoi(strings.TrimSpace(first))
-	if err != nil || pid <= 0 {
-		return 0
-	}
-	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	if err != nil || !strings.Contains(string(cmdline), data) {
-		return 0
-	}
-	return pid
-}
-
-// processAlive treats a zombie as gone: it holds no files, and in a
-// container nobody may ever reap it.
-func processAlive(pid int) bool {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	// The state letter follows the command name in parentheses.
-	i := strings.LastIndexByte(string(stat), ')')
-	return i < 0 || i+2 >= len(stat) || stat[i+2] != 'Z'
 }
 
 func removeContainer(ctx context.Context, id string) error {

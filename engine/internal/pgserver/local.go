@@ -49,7 +49,12 @@ func (p LocalProvider) Start(ctx context.Context, progress func(string)) (*Serve
 		return nil, err
 	}
 
-	dir, err := os.MkdirTemp(p.Dir, "leaserace-pg-")
+	parent := p.Dir
+	if parent == "" {
+		parent = os.TempDir()
+	}
+	removeAbandoned(parent)
+	dir, err := os.MkdirTemp(parent, clusterDirPrefix)
 	if err != nil {
 		return nil, fmt.Errorf("making a directory for the local PostgreSQL cluster: %w", err)
 	}

@@ -1,0 +1,92 @@
+package pgserver
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// A leaserace killed outright (SIGKILL) takes its local server with it, by
+// the parent-death signal, but cannot delete the cluster's directory. These
+// helpers find such leftovers and remove them.
+
+// clusterDirPrefix starts the name of every local cluster's directory.
+const clusterDirPrefix = "leaserace-pg-"
+
+// abandonedAfter keeps the clean-up away from a cluster whose owner may
+// still be busy stopping it.
+const abandonedAfter = time.Minute
+
+// RemoveLocalCluster kills whatever still runs on a local cluster's
+// directory and deletes the directory. It refuses any other directory.
+func RemoveLocalCluster(dir string) error {
+	if !filepath.IsAbs(dir) || !strings.HasPrefix(filepath.Base(dir), clusterDirPrefix) {
+		return fmt.Errorf("refusing to remove %q: it is not a local cluster's directory", dir)
+	}
+	if pid := runningPostmaster(dir); pid > 0 {
+		// The server leads its own process group: this reaches its backends.
+		syscall.Kill(-pid, syscall.SIGKILL)
+		for i := 0; i < 100 && processAlive(pid); i++ {
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("removing the local cluster's directory: %w", err)
+	}
+	return nil
+}
+
+// removeAbandoned deletes local clusters in parent whose server is gone
+// although its lock file says it ran: their owner was killed. Best effort:
+// a directory it cannot read or delete is someone else's business.
+func removeAbandoned(parent string) {
+	dirs, _ := filepath.Glob(filepath.Join(parent, clusterDirPrefix+"*"))
+	for _, dir := range dirs {
+		lock, err := os.Stat(filepath.Join(dir, "data", "postmaster.pid"))
+		// No lock file: the cluster is being made, or its owner stopped it
+		// and is removing it now.
+		if err != nil || time.Since(lock.ModTime()) < abandonedAfter {
+			continue
+		}
+		if runningPostmaster(dir) == 0 {
+			os.RemoveAll(dir)
+		}
+	}
+}
+
+// runningPostmaster returns the pid of the server running on dir's cluster,
+// or 0. The lock file's pid counts only while that process is alive and
+// still runs on this data directory, as pids get reused.
+func runningPostmaster(dir string) int {
+	data := filepath.Join(dir, "data")
+	b, err := os.ReadFile(filepath.Join(data, "postmaster.pid"))
+	if err != nil {
+		return 0
+	}
+	first, _, _ := strings.Cut(string(b), "\n")
+	pid, err := strconv.Atoi(strings.TrimSpace(first))
+	if err != nil || pid <= 0 || !processAlive(pid) {
+		return 0
+	}
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil || !strings.Contains(string(cmdline), data) {
+		return 0
+	}
+	return pid
+}
+
+// processAlive treats a zombie as gone: it holds no files, and in a
+// container nobody may ever reap it.
+func processAlive(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// The state letter follows the command name in parentheses.
+	i := strings.LastIndexByte(string(stat), ')')
+	return i < 0 || i+2 >= len(stat) || stat[i+2] != 'Z'
+}
