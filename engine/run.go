@@ -175,20 +175,40 @@ func (r *Run) Close(ctx context.Context) error {
 	if r.hc != nil {
 		r.hc.CloseIdleConnections()
 	}
+	errs = append(errs, r.dropSchemas(ctx))
 	if r.admin != nil {
-		if !r.admin.IsClosed() {
-			// The resource keeps a schema it was given by name, so the run
-			// drops both of its own.
-			for _, s := range []string{r.schema, r.resourceSchema()} {
-				if _, err := r.admin.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{s}.Sanitize()+" CASCADE"); err != nil {
-					errs = append(errs, fmt.Errorf("cannot drop the run's schema %s: %w", s, err))
-				}
-			}
-		}
 		_ = r.admin.Close(ctx)
 		r.admin = nil
 	}
 	return errors.Join(errs...)
+}
+
+// dropSchemas drops the run's two schemas (the resource keeps a schema it
+// was given by name). After a fault the setup session may be dead while the
+// server is back, so a lost session gets one fresh one before giving up:
+// otherwise the schemas would stay on the server.
+func (r *Run) dropSchemas(ctx context.Context) error {
+	drop := func(c *pgx.Conn) error {
+		if c == nil || c.IsClosed() {
+			return errNotConnected
+		}
+		for _, s := range []string{r.schema, r.resourceSchema()} {
+			if _, err := c.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{s}.Sanitize()+" CASCADE"); err != nil {
+				return fmt.Errorf("cannot drop the run's schema %s: %w", s, err)
+			}
+		}
+		return nil
+	}
+	err := drop(r.admin)
+	if err == nil || !IsServerGone(err) {
+		return err
+	}
+	c, dialErr := r.dial(ctx, "cleanup")
+	if dialErr != nil {
+		return fmt.Errorf("cannot drop the run's schemas %s and %s: %w", r.schema, r.resourceSchema(), dialErr)
+	}
+	defer c.Close(ctx)
+	return drop(c)
 }
 
 // Reconnect drops every session and the resource's connections, connects
@@ -212,7 +232,15 @@ func (r *Run) Reconnect(ctx context.Context) error {
 	if err := r.connect(ctx); err != nil {
 		return err
 	}
-	return r.replay(ctx, r.pos, r.now)
+	// Reset and replay from the start rather than trust what the server
+	// kept: a restarted server may have lost the last commits
+	// (synchronous_commit is off on the local cluster), and a step that
+	// failed midway may have changed rows the engine never read back.
+	pos, now := r.pos, r.now
+	if err := r.reset(ctx); err != nil {
+		return err
+	}
+	return r.replay(ctx, pos, now)
 }
 
 // Replace switches the run to another scenario (typically the same one with
@@ -338,6 +366,9 @@ func (r *Run) Reset(ctx context.Context) error {
 }
 
 func (r *Run) reset(ctx context.Context) error {
+	if r.admin == nil || r.res == nil {
+		return fmt.Errorf("cannot reset the run: %w", errNotConnected)
+	}
 	b := &pgx.Batch{}
 	b.Queue(r.sql.clear)
 	if in := r.sc.Initial; in != nil {
@@ -348,13 +379,13 @@ func (r *Run) reset(ctx context.Context) error {
 	}
 	if r.fencingSet != r.knobs.Fencing {
 		if err := r.rc.SetFencing(ctx, r.knobs.Fencing); err != nil {
-			return fmt.Errorf("cannot set the resource's fencing: %w", err)
+			return fmt.Errorf("cannot set the resource's fencing: %w", viaResource(err))
 		}
 		r.fencingSet = r.knobs.Fencing
 	}
 	v, err := r.rc.Reset(ctx, r.sc.Resource.Epoch, r.sc.Resource.Value)
 	if err != nil {
-		return fmt.Errorf("cannot reset the resource: %w", err)
+		return fmt.Errorf("cannot reset the resource: %w", viaResource(err))
 	}
 	r.st = state{
 		coord:  cloneLease(r.sc.Initial),
@@ -382,7 +413,7 @@ func (r *Run) next(ctx context.Context) (Step, error) {
 	ev := r.sc.Events[r.pos]
 	st, err := r.exec(ctx, ev)
 	if err != nil {
-		return Step{}, fmt.Errorf("step %d (t=%d, %s %s): %w", r.pos+1, ev.T, ev.Actor, ev.Action, err)
+		return Step{}, fmt.Errorf("step %d (t=%d, %s %s): %w", r.pos+1, ev.T, ev.Actor, ev.Action, explainFault(err))
 	}
 	r.steps = append(r.steps, st)
 	r.pos++
@@ -585,7 +616,7 @@ func (r *Run) exec(ctx context.Context, ev scenario.Event) (Step, error) {
 func (r *Run) coordinate(ctx context.Context, actor string, st *Step, sql string, args ...any) error {
 	conn := r.conns[actor]
 	if conn == nil {
-		return fmt.Errorf("no session for actor %s", actor)
+		return fmt.Errorf("no session for actor %s: %w", actor, errNotConnected)
 	}
 	b := &pgx.Batch{}
 	isRead := sql == r.sql.read
@@ -689,10 +720,13 @@ func (r *Run) effect(ctx context.Context, ev scenario.Event, st *Step) error {
 }
 
 func (r *Run) write(ctx context.Context, actor string, epoch int64, value json.RawMessage, st *Step, direct bool) error {
+	if r.res == nil {
+		return fmt.Errorf("no resource to write to: %w", errNotConnected)
+	}
 	before := r.st.res
 	wr, err := r.rc.Write(ctx, actor, epoch, value)
 	if err != nil {
-		return err
+		return viaResource(err)
 	}
 	st.SQL, st.Args, st.Tag, st.Rows = wr.SQL, wr.Args, wr.Tag, wr.Rows
 	if st.Args == nil {

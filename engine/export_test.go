@@ -1,0 +1,12 @@
+package engine
+
+// KillResource stops the run's resource the hard way, as if its process had
+// died: its listener and every open connection to it are closed at once, so
+// the next request is refused. Reconnect starts a new one. For tests only.
+func KillResource(r *Run) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.res != nil {
+		_ = r.res.srv.Close()
+	}
+}

@@ -1,0 +1,245 @@
+package scenario_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/leaserace/leaserace/scenario"
+)
+
+// The committed seeds are in testdata/fuzz/<target>; these add the
+// built-in scenarios and a few shapes worth starting from.
+
+func FuzzParseScenario(f *testing.F) {
+	for _, name := range scenario.BuiltinNames() {
+		src, err := scenario.BuiltinSource(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(src)
+	}
+	for _, s := range []string{
+		"",
+		"name: x\n",
+		"[1, 2, 3]\n",
+		"name: a\n---\nname: b\n",
+		"name: a\nsql: DROP TABLE leases\n",
+		"name: 'x''; DROP TABLE leases; --'\nwindow: {from: 0, to: 10}\nttl: 5\nevents: []\n",
+		"a: &a [1, 2]\nb: &b [*a, *a]\nc: [*b, *b]\n",
+		"name: x\nwindow: {from: 0, to: 9223372036854775807}\nttl: -1\n",
+		"name: x\nwindow: {from: 0, to: 10}\nttl: 5\nevents:\n  - {t: 'x+99999999999999999999', actor: A, action: write, epoch: 1}\n",
+	} {
+		f.Add([]byte(s))
+	}
+	actorRE := regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,15}$`)
+	nameRE := regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
+	const file = "fuzz.yaml"
+
+	f.Fuzz(func(t *testing.T, src []byte) {
+		s, err := parseWithin(t, file, src, parseLimit)
+		if err != nil {
+			// Every refusal says where and what, as a *scenario.Error.
+			var se *scenario.Error
+			if !errors.As(err, &se) {
+				t.Fatalf("error is a %T, not a *scenario.Error: %v", err, err)
+			}
+			if se.File != file || strings.TrimSpace(se.Msg) == "" {
+				t.Fatalf("error without a file or a message: %#v", se)
+			}
+			if !strings.HasPrefix(err.Error(), file+":") {
+				t.Fatalf("error does not start with the file name: %q", err)
+			}
+			// YAML breaks lines at \n, \r and \r\n: counting both bytes is
+			// an upper bound on the lines.
+			lines := bytes.Count(src, []byte("\n")) + bytes.Count(src, []byte("\r")) + 1
+			if se.Line < 0 || se.Column < 0 || se.Line > lines {
+				t.Fatalf("error at line %d column %d of a file of at most %d lines: %v", se.Line, se.Column, lines, err)
+			}
+			return
+		}
+
+		// An accepted scenario holds up when checked again from outside.
+		if !nameRE.MatchString(s.Name) || s.Title == "" || s.Lease == "" || len(s.Lease) > 63 {
+			t.Fatalf("accepted name %q title %q lease %q", s.Name, s.Title, s.Lease)
+		}
+		if s.Window.From < 0 || s.Window.To <= s.Window.From || s.TTL <= 0 {
+			t.Fatalf("accepted window %+v ttl %d", s.Window, s.TTL)
+		}
+		if len(s.Events) == 0 || len(s.Events) > scenario.MaxEvents {
+			t.Fatalf("accepted %d events", len(s.Events))
+		}
+		sent := map[string]string{}
+		for i, ev := range s.Events {
+			if ev.T < 0 || (i > 0 && ev.T < s.Events[i-1].T) {
+				t.Fatalf("event %d at %d: times negative or out of order", i, ev.T)
+			}
+			if !slicesContains(scenario.Actions(), ev.Action) {
+				t.Fatalf("event %d: action %q", i, ev.Action)
+			}
+			if !actorRE.MatchString(ev.Actor) {
+				t.Fatalf("event %d: actor %q", i, ev.Actor)
+			}
+			switch ev.Action {
+			case scenario.ActionSend:
+				sent[ev.Heartbeat] = ev.Actor
+			case scenario.ActionDeliver:
+				if from, ok := sent[ev.Heartbeat]; !ok || from != ev.Actor {
+					t.Fatalf("event %d delivers %q, sent by %q", i, ev.Heartbeat, from)
+				}
+			case scenario.ActionWrite:
+				if ev.Epoch == nil || *ev.Epoch < 0 {
+					t.Fatalf("event %d: write with epoch %v", i, ev.Epoch)
+				}
+			}
+			if (ev.Action == scenario.ActionWrite || ev.Action == scenario.ActionEffect) && !json.Valid(ev.Value) {
+				t.Fatalf("event %d: value %q is not JSON", i, ev.Value)
+			}
+		}
+		if s.Initial != nil && !actorRE.MatchString(s.Initial.Owner) {
+			t.Fatalf("initial owner %q", s.Initial.Owner)
+		}
+		if !json.Valid(s.Resource.Value) || s.Resource.Epoch < 0 {
+			t.Fatalf("initial resource %+v", s.Resource)
+		}
+		for _, k := range scenario.AllKnobs() {
+			if _, ok := s.ExpectationFor(k); !ok {
+				t.Fatalf("accepted without an expectation for %s", k)
+			}
+		}
+		// Parsing is deterministic, and re-resolving the same times is a
+		// no-op: what explore relies on.
+		again, err := scenario.Parse(file, src)
+		if err != nil {
+			t.Fatalf("accepted once, refused the second time: %v", err)
+		}
+		sameScenario(t, "parsed again", s, again)
+		same, err := s.WithTimes(s.Times)
+		if err != nil {
+			t.Fatalf("re-resolving its own times: %v", err)
+		}
+		sameScenario(t, "re-resolved", s, same)
+	})
+}
+
+// parseLimit bounds one Parse: a scenario file must never hang leaserace.
+const parseLimit = 2 * time.Second
+
+// parseWithin parses src, failing the test if that takes longer than limit.
+func parseWithin(t *testing.T, file string, src []byte, limit time.Duration) (*scenario.Scenario, error) {
+	t.Helper()
+	type result struct {
+		s   *scenario.Scenario
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		s, err := scenario.Parse(file, src)
+		done <- result{s, err}
+	}()
+	select {
+	case r := <-done:
+		return r.s, r.err
+	case <-time.After(limit):
+		t.Fatalf("Parse did not finish within %s on %q", limit, src)
+		return nil, nil
+	}
+}
+
+func slicesContains[T comparable](xs []T, x T) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// sameScenario compares what a scenario exposes.
+func sameScenario(t *testing.T, how string, a, b *scenario.Scenario) {
+	t.Helper()
+	for _, c := range []struct {
+		field string
+		x, y  any
+	}{
+		{"name", a.Name, b.Name}, {"title", a.Title, b.Title}, {"lease", a.Lease, b.Lease},
+		{"window", a.Window, b.Window}, {"ttl", a.TTL, b.TTL}, {"times", a.Times, b.Times},
+		{"initial", a.Initial, b.Initial}, {"resource", a.Resource, b.Resource},
+		{"events", a.Events, b.Events}, {"expect", a.Expect, b.Expect},
+	} {
+		if !reflect.DeepEqual(c.x, c.y) {
+			t.Fatalf("%s: %s differs:\n%+v\n%+v", how, c.field, c.x, c.y)
+		}
+	}
+}
+
+func FuzzParseFixtures(f *testing.F) {
+	fx, err := scenario.RevokedWriterFixtures(1)
+	if err != nil {
+		f.Fatal(err)
+	}
+	six, err := json.Marshal(fx)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(six)
+	for _, s := range []string{
+		`[]`,
+		`{}`,
+		`[{"check":"x","initial":[0,null],"writes":[],"expected":[0,null]}]`,
+		`[{"check":"big","initial":[9007199254740993,"a"],"writes":[[9223372036854775807,{"k":[1,null]}]],"expected":[9007199254740993,"a"]}]`,
+		`[{"check":"neg","initial":[-1,null],"writes":[],"expected":[0,null]}]`,
+		`[{"check":"x","initial":[1.5,null],"writes":[[1e3,1]],"expected":[0,null]}]`,
+		`[{"check":"dup","initial":[0,0],"writes":[],"expected":[0,0]},{"check":"dup","initial":[0,0],"writes":[],"expected":[0,0]}]`,
+		`[{"check":"x","initial":[0,null],"writes":null,"expected":[0,null],"sql":"DROP TABLE effects"}]`,
+		`[{"check":"x"}] trailing`,
+	} {
+		f.Add([]byte(s))
+	}
+	const file = "fixtures.json"
+
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, err := scenario.ParseFixtures(file, data)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), file+": ") || len(err.Error()) <= len(file)+2 {
+				t.Fatalf("error does not name the file and what is wrong: %q", err)
+			}
+			return
+		}
+		if len(got) > scenario.MaxFixtures {
+			t.Fatalf("accepted %d fixtures", len(got))
+		}
+		seen := map[string]bool{}
+		for i, fx := range got {
+			if fx.Check == "" || seen[fx.Check] {
+				t.Fatalf("fixture %d: check %q empty or repeated", i, fx.Check)
+			}
+			seen[fx.Check] = true
+			if fx.Writes == nil {
+				t.Fatalf("fixture %d: nil writes", i)
+			}
+			for _, w := range append([]scenario.Write{fx.Initial, fx.Expected}, fx.Writes...) {
+				if w.Epoch < 0 || !json.Valid(w.Value) {
+					t.Fatalf("fixture %d: pair %d %q", i, w.Epoch, w.Value)
+				}
+			}
+		}
+		// What was accepted, written out again, reads back the same.
+		out, err := json.Marshal(got)
+		if err != nil {
+			t.Fatalf("cannot write accepted fixtures back: %v", err)
+		}
+		back, err := scenario.ParseFixtures(file, out)
+		if err != nil {
+			t.Fatalf("fixtures written back are refused: %v\n%s", err, out)
+		}
+		if !reflect.DeepEqual(got, back) {
+			t.Fatalf("fixtures changed on the way round:\n%+v\n%+v", got, back)
+		}
+	})
+}
