@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/leaserace/leaserace/engine"
 	"github.com/leaserace/leaserace/engine/pgtest"
+	"github.com/moby/moby/api/types/network"
 	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
 )
@@ -291,15 +292,31 @@ func TestContainerProviderStartsAndCleansUp(t *testing.T) {
 		t.Errorf("the error shows the password: %v", err)
 	}
 
-	if err := srv.Close(providerCtx(t)); err != nil {
-		t.Fatalf("close: %v", err)
-	}
 	ctx := providerCtx(t)
 	cli, err := testcontainers.NewDockerClientWithOpts(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cli.Close()
+	if h := os.Getenv("DOCKER_HOST"); h == "" || strings.HasPrefix(h, "unix://") {
+		info, err := cli.ContainerInspect(ctx, srv.ID, client.ContainerInspectOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		bindings := info.Container.NetworkSettings.Ports[network.MustParsePort("5432/tcp")]
+		for _, b := range bindings {
+			if !b.HostIP.IsLoopback() {
+				t.Errorf("PostgreSQL is published on %s:%s, not on loopback only", b.HostIP, b.HostPort)
+			}
+		}
+		if len(bindings) == 0 {
+			t.Error("PostgreSQL's port is not published")
+		}
+	}
+
+	if err := srv.Close(providerCtx(t)); err != nil {
+		t.Fatalf("close: %v", err)
+	}
 	if _, err := cli.ContainerInspect(ctx, srv.ID, client.ContainerInspectOptions{}); !cerrdefs.IsNotFound(err) {
 		t.Errorf("container %s still exists after Close (inspect: %v)", srv.ID, err)
 	}

@@ -5,9 +5,13 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
+	"strings"
 	"time"
 
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/network"
 	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
 	tclog "github.com/testcontainers/testcontainers-go/log"
@@ -61,8 +65,7 @@ func (p ContainerProvider) Start(ctx context.Context, progress func(string)) (*S
 	// A fresh password each time: the port is published on the host, and the
 	// password is what keeps other local users out. rand.Text is URL-safe.
 	password := rand.Text()
-	report(progress, "starting container "+image)
-	ctr, err := postgres.Run(ctx, image,
+	opts := []testcontainers.ContainerCustomizer{
 		// testcontainers writes to stderr by default, which would tear
 		// through a terminal UI; progress lines say what matters.
 		testcontainers.WithLogger(tclog.NewNoopLogger()),
@@ -76,7 +79,18 @@ func (p ContainerProvider) Start(ctx context.Context, progress func(string)) (*S
 				return nil
 			}},
 		}),
-	)
+	}
+	if dockerIsLocal() {
+		// Only this machine needs the server: publish it on loopback, not
+		// on every interface. (A remote engine's port must stay reachable.)
+		opts = append(opts, testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) {
+			hc.PortBindings = network.PortMap{
+				network.MustParsePort("5432/tcp"): {{HostIP: netip.MustParseAddr("127.0.0.1")}},
+			}
+		}))
+	}
+	report(progress, "starting container "+image)
+	ctr, err := postgres.Run(ctx, image, opts...)
 	stop := func(ctx context.Context) error {
 		if ctr == nil {
 			return nil
@@ -121,6 +135,12 @@ func imageHint(image string) string {
 		return ""
 	}
 	return " (if this machine cannot pull images, build a local one and name it with LEASERACE_PG_IMAGE)"
+}
+
+// dockerIsLocal tells whether the Docker engine runs on this machine.
+func dockerIsLocal() bool {
+	host := os.Getenv("DOCKER_HOST")
+	return host == "" || strings.HasPrefix(host, "unix://")
 }
 
 func shortID(id string) string {
