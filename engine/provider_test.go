@@ -77,7 +77,7 @@ func startContainer(t testing.TB, progress func(string)) *engine.Server {
 	if err := engine.DockerAvailable(ctx); err != nil {
 		unavailable(t, "no Docker engine", err)
 	}
-	srv, err := engine.ContainerProvider{}.Start(ctx, progress)
+	srv, err := engine.ContainerProvider{LocalImageOnly: true}.Start(ctx, progress)
 	if err != nil {
 		t.Fatalf("container provider: %v", err)
 	}

@@ -176,7 +176,7 @@ func newHarness() *harness {
 	}
 	h.container.start = func(ctx context.Context) (*pgserver.Server, error) {
 		// Start asks Docker first, so a machine without it answers at once.
-		return h.started(pgserver.ContainerProvider{}.Start(ctx, nil))
+		return h.started(pgserver.ContainerProvider{LocalImageOnly: true}.Start(ctx, nil))
 	}
 	h.dsn.start = func(ctx context.Context) (*pgserver.Server, error) {
 		if dsn := os.Getenv(envTestDSN); dsn != "" {

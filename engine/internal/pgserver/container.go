@@ -28,6 +28,10 @@ type ContainerProvider struct {
 	// Image is the PostgreSQL image; empty means LEASERACE_PG_IMAGE, then
 	// DefaultPGImage. It must behave like the official postgres image.
 	Image string
+	// LocalImageOnly refuses to start when the image is not already on the
+	// Docker engine, instead of letting Docker pull it. Tests set it: they
+	// must never reach for a registry.
+	LocalImageOnly bool
 }
 
 // Name is the provider's name on the command line.
@@ -60,6 +64,11 @@ func (p ContainerProvider) Start(ctx context.Context, progress func(string)) (*S
 	report(progress, "checking Docker")
 	if err := DockerAvailable(ctx); err != nil {
 		return nil, err
+	}
+	if p.LocalImageOnly {
+		if err := imagePresent(ctx, image); err != nil {
+			return nil, err
+		}
 	}
 
 	// A fresh password each time: the port is published on the host, and the
@@ -148,6 +157,21 @@ func shortID(id string) string {
 		return id[:12]
 	}
 	return id
+}
+
+// imagePresent asks the engine whether it already holds image.
+func imagePresent(ctx context.Context, image string) error {
+	ctx, cancel := context.WithTimeout(ctx, dockerCheckTimeout)
+	defer cancel()
+	cli, err := testcontainers.NewDockerClientWithOpts(ctx)
+	if err != nil {
+		return fmt.Errorf("no Docker engine answers: %w", err)
+	}
+	defer cli.Close()
+	if _, err := cli.ImageInspect(ctx, image); err != nil {
+		return fmt.Errorf("image %s is not on this Docker engine and pulling is off: build it (.ci/run does) or name a local one with LEASERACE_PG_IMAGE: %w", image, err)
+	}
+	return nil
 }
 
 // DockerAvailable reports whether a Docker engine answers, within about two
