@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -442,7 +443,22 @@ func TestScenarios(t *testing.T) {
 
 func TestHelpEverywhere(t *testing.T) {
 	t.Parallel()
-	for _, c := range []string{"", "run", "check", "scenarios", "resource", "version"} {
+	// Every command the root lists, so a new command cannot go without help.
+	cmds := []string{""}
+	root := leaserace(t, "--help")
+	_, list, _ := strings.Cut(root.stdout, "Available Commands:")
+	list, _, _ = strings.Cut(list, "\n\n")
+	for _, line := range strings.Split(strings.TrimSpace(list), "\n") {
+		if f := strings.Fields(line); len(f) > 0 && f[0] != "help" && f[0] != "completion" {
+			cmds = append(cmds, f[0])
+		}
+	}
+	for _, want := range []string{"run", "check", "scenarios", "resource", "version", "explore", "stress", "verify"} {
+		if !slices.Contains(cmds, want) {
+			t.Errorf("root help does not list %q: %v", want, cmds)
+		}
+	}
+	for _, c := range cmds {
 		t.Run("help "+c, func(t *testing.T) {
 			a := []string{"--help"}
 			if c != "" {
