@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+
+	tclog "github.com/testcontainers/testcontainers-go/log"
 )
 
 // Exit codes, also listed in the root command's help.
@@ -26,6 +28,10 @@ const (
 )
 
 func main() {
+	// testcontainers-go announces each Docker connection through its own
+	// package-level logger, straight to stderr, which would tear through the
+	// TUI. leaserace reports start-up progress itself.
+	tclog.SetDefault(tclog.NewNoopLogger())
 	os.Exit(realMain())
 }
 
