@@ -14,20 +14,28 @@ import (
 	"github.com/leaserace/leaserace/engine"
 )
 
-// export writes the run's transcript with the presenter's session log as
-// JSON and Markdown into dir and returns both paths.
-func export(ctx context.Context, r *engine.Run, log []engine.SessionEntry, dir string, now time.Time) ([]string, error) {
+// export writes the run's transcript with the presenter's session log in
+// every format (JSON, Markdown, Mermaid, asciicast) into dir and returns
+// the paths, JSON first.
+func export(ctx context.Context, r engine.Stepper, log []engine.SessionEntry, dir string, now time.Time, noColor bool) ([]string, error) {
 	tr, err := r.Transcript()
 	if err != nil {
 		return nil, fmt.Errorf("could not build the transcript: %w", err)
 	}
 	tr.Session = log
-	var js, md bytes.Buffer
-	if err := tr.WriteJSON(&js); err != nil {
-		return nil, err
-	}
-	if err := engine.WriteMarkdown(&md, tr); err != nil {
-		return nil, fmt.Errorf("could not write the Markdown transcript: %w", err)
+	formats := TranscriptFormats()
+	data := make([][]byte, len(formats))
+	for i, f := range formats {
+		if f == "cast" {
+			var b bytes.Buffer
+			err = WriteCast(&b, tr, CastOptions{NoColor: noColor})
+			data[i] = b.Bytes()
+		} else {
+			data[i], err = engine.RenderTranscript(tr, f)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("could not write the %s transcript: %w", f, err)
+		}
 	}
 	if dir == "" {
 		dir = "."
@@ -39,24 +47,37 @@ func export(ctx context.Context, r *engine.Run, log []engine.SessionEntry, dir s
 		if n > 1 {
 			name = fmt.Sprintf("%s-%d", base, n)
 		}
-		jp, mp := filepath.Join(dir, name+".json"), filepath.Join(dir, name+".md")
-		err := writeNew(ctx, jp, js.Bytes())
+		paths, err := writeAll(ctx, dir, name, formats, data)
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}
 		if err != nil {
 			return nil, err
 		}
-		if err := writeNew(ctx, mp, md.Bytes()); err != nil {
-			_ = os.Remove(jp)
-			if errors.Is(err, fs.ErrExist) {
-				continue
-			}
-			return nil, err
-		}
-		return []string{jp, mp}, nil
+		return paths, nil
 	}
 	return nil, fmt.Errorf("could not find a free file name for %s in %s", base, dir)
+}
+
+// writeAll writes one file per format, all or none: on any failure the
+// files already written are removed again.
+func writeAll(ctx context.Context, dir, name string, formats []string, data [][]byte) (_ []string, err error) {
+	var paths []string
+	defer func() {
+		if err != nil {
+			for _, p := range paths {
+				_ = os.Remove(p)
+			}
+		}
+	}()
+	for i, f := range formats {
+		p := filepath.Join(dir, name+engine.TranscriptExt(f))
+		if err := writeNew(ctx, p, data[i]); err != nil {
+			return nil, err
+		}
+		paths = append(paths, p)
+	}
+	return paths, nil
 }
 
 // writeNew creates path, refusing to replace an existing file.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -34,9 +35,10 @@ const (
 
 // Config builds a Model around a run that is already open.
 type Config struct {
-	// Run is the run to show. The model owns it from now on: Close closes
-	// it, and so does switching to another scenario.
-	Run *engine.Run
+	// Run is the run to show: a live *engine.Run, or an *engine.Replay of
+	// recorded transcripts. The model owns it from now on: Close closes it,
+	// and so does switching to another scenario.
+	Run engine.Stepper
 	// DSN reaches the server Run uses; s opens other scenarios there.
 	DSN string
 	// Provider and ServerVersion label the runs s opens.
@@ -48,6 +50,9 @@ type Config struct {
 	Renderer *lipgloss.Renderer
 	// Now stamps export file names; nil means time.Now.
 	Now func() time.Time
+	// Offline is why no PostgreSQL could start, shown in the REPLAY banner
+	// when Run is a replay standing in for a live run.
+	Offline string
 }
 
 // Model is the Bubble Tea model of the TUI. It is a value; everything it
@@ -61,8 +66,11 @@ type Model struct {
 	boot    boot
 	phase   phase
 
-	run  *engine.Run
+	run  engine.Stepper
 	snap snapshot
+	// replay is set when the screen shows recorded runs: the banner says
+	// so, where and when they were recorded, and why (offline).
+	replay *replayInfo
 
 	busy    bool
 	busyOp  op
@@ -86,6 +94,27 @@ type Model struct {
 	startup tea.Cmd
 	// bootErr is why start-up failed; Run returns it after the program ends.
 	bootErr error
+	// cast is set for frames rendered into an asciicast: no key help, as
+	// nobody can press a key in a recording.
+	cast bool
+}
+
+// replayInfo is what the REPLAY banner and the session walk need.
+type replayInfo struct {
+	// offline is why no PostgreSQL could start, when the TUI fell back to
+	// the shipped recordings ("" for leaserace replay FILE).
+	offline string
+	// home is the replay the TUI opened with; s and the session walk come
+	// back to it for its own scenario rather than to the shipped recordings.
+	home engine.Stepper
+	// walk is the presenter's session recorded in the file; walkAt is the
+	// entry on show, 1-based, 0 before the walk starts.
+	walk   []engine.SessionEntry
+	walkAt int
+	// walkWant is the entry the last ] or [ asked for, ahead of walkAt
+	// while walks wait in the queue. replayInfo is copied on every change,
+	// never changed in place, since models are values.
+	walkWant int
 }
 
 // NewModel wraps an open run. ctx bounds every engine call the model makes;
@@ -100,6 +129,9 @@ func NewModel(ctx context.Context, cfg Config) (Model, error) {
 		return Model{}, errors.New("the session is already closed")
 	}
 	m.run, m.snap, m.phase = cfg.Run, takeSnapshot(cfg.Run), phaseReady
+	if _, ok := cfg.Run.(*engine.Replay); ok {
+		m = m.asReplay(cfg.Offline)
+	}
 	return m, nil
 }
 
@@ -132,7 +164,7 @@ func (m *Model) setRenderer(r *lipgloss.Renderer) {
 func (m Model) Close(ctx context.Context) error { return m.s.Close(ctx) }
 
 // Run is the run on screen (nil while PostgreSQL is starting).
-func (m Model) Run() *engine.Run { return m.run }
+func (m Model) Run() engine.Stepper { return m.run }
 
 // Session is the presenter's log so far, as the export writes it.
 func (m Model) Session() []engine.SessionEntry { return slices.Clone(m.log) }
@@ -156,9 +188,12 @@ type playTickMsg struct{ gen int }
 
 // readyMsg ends the boot phase with the first run open.
 type readyMsg struct {
-	run  *engine.Run
+	run  engine.Stepper
 	snap snapshot
 	err  error
+	// offline is set when no PostgreSQL could start and run is a replay
+	// of the shipped recordings instead: it says why.
+	offline string
 }
 
 // Update handles keys, window size and the results of engine commands.
@@ -188,6 +223,9 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, tea.Quit
 		}
 		m.run, m.snap, m.phase = msg.run, msg.snap, phaseReady
+		if msg.offline != "" {
+			m = m.asReplay(msg.offline)
+		}
 		m.log = append(m.log, m.entry(engine.SessionScenario))
 		return m, nil
 	}
@@ -259,6 +297,8 @@ func (m Model) key(km tea.KeyMsg) (tea.Model, tea.Cmd) {
 		// Reconnecting is the way out of an error: drop what was queued.
 		m.queue = nil
 		return m.enqueue(op{kind: opReconnect})
+	case key.Matches(km, m.keys.WalkNext), key.Matches(km, m.keys.WalkPrev):
+		return m.walkKey(key.Matches(km, m.keys.WalkNext))
 	}
 	return m, nil
 }
@@ -277,7 +317,13 @@ func (m Model) enqueue(o op) (tea.Model, tea.Cmd) {
 
 func (m Model) start(o op) (Model, tea.Cmd) {
 	m.busy, m.busyOp = true, o
-	env := opEnv{s: m.s, run: m.run, shown: m.snap, log: slices.Clone(m.log), exportDir: m.exportDir, now: m.now()}
+	env := opEnv{s: m.s, run: m.run, shown: m.snap, log: slices.Clone(m.log), exportDir: m.exportDir, now: m.now(), noColor: m.noColor()}
+	if m.replay != nil {
+		env.replay, env.home = true, m.replay.home
+		if o.kind == opWalk {
+			env.walk = m.replay.walk[o.index-1]
+		}
+	}
 	return m, env.command(o)
 }
 
@@ -327,6 +373,12 @@ func (m Model) done(d doneMsg) (tea.Model, tea.Cmd) {
 		m.err = d.err
 		m.queue = nil
 		m.playing = false
+		if m.replay != nil {
+			// Queued walks were dropped: the walk resumes from what is shown.
+			ri := *m.replay
+			ri.walkWant = ri.walkAt
+			m.replay = &ri
+		}
 		return m, nil
 	}
 	if d.run != nil {
@@ -352,7 +404,7 @@ func (m Model) done(d doneMsg) (tea.Model, tea.Cmd) {
 		m.lastTog = d.change
 		m.status = m.changeStatus(d.change)
 	case opExport:
-		m.status = []span{styled(&m.st.Good, "✓ exported"), plain(" " + strings.Join(d.paths, " and "))}
+		m.status = []span{styled(&m.st.Good, "✓ exported"), plain(" " + exportedPaths(d.paths))}
 	case opReconnect:
 		m.status = []span{styled(&m.st.Good, "✓ reconnected"), plain(fmt.Sprintf(" and replayed to t=%d", m.snap.view.Now))}
 	case opOpen:
@@ -360,6 +412,11 @@ func (m Model) done(d doneMsg) (tea.Model, tea.Cmd) {
 		if d.info != "" {
 			m.status = append(m.status, plain(" ("+d.info+")"))
 		}
+	case opWalk:
+		ri := *m.replay
+		ri.walkAt = d.op.index
+		m.replay = &ri
+		m.status = m.walkStatus(d.info)
 	}
 	if len(m.queue) > 0 {
 		next := m.queue[0]
@@ -388,6 +445,13 @@ func (m *Model) record(d doneMsg) {
 		}
 	case opOpen:
 		e = m.entry(engine.SessionScenario)
+	case opWalk:
+		// Walking a recorded session is, for the new session, a jump.
+		e = m.entry(engine.SessionSeek)
+		if d.change != nil {
+			e = m.entry(engine.SessionToggle)
+			e.Change = slices.Clone(d.change.Lines)
+		}
 	default:
 		return
 	}
@@ -419,4 +483,27 @@ func (m Model) changeStatus(ch *engine.Change) []span {
 		p = append(p, styled(&m.st.Changed, l))
 	}
 	return p
+}
+
+// exportedPaths names the exported files short enough for the status
+// line: the first in full, the others by what differs ("… .json, .md,
+// .mmd and .cast").
+func exportedPaths(paths []string) string {
+	if len(paths) == 0 {
+		return ""
+	}
+	first := paths[0]
+	stem := strings.TrimSuffix(first, filepath.Ext(first))
+	parts := []string{first}
+	for _, p := range paths[1:] {
+		if rest, ok := strings.CutPrefix(p, stem); ok {
+			parts = append(parts, rest)
+		} else {
+			parts = append(parts, p)
+		}
+	}
+	if len(parts) == 1 {
+		return first
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
 }

@@ -35,23 +35,26 @@ const (
 	opReconnect
 	opExport
 	opOpen
+	opWalk
 )
 
 func (k opKind) String() string {
 	return [...]string{"next", "previous", "tick forward", "tick back", "start", "end",
-		"renewal toggle", "fencing cycle", "reconnect", "export", "open scenario"}[k]
+		"renewal toggle", "fencing cycle", "reconnect", "export", "open scenario", "session walk"}[k]
 }
 
-// op is a queued request; name is the scenario for opOpen.
+// op is a queued request; name is the scenario for opOpen, index the
+// session entry (1-based) for opWalk.
 type op struct {
-	kind opKind
-	name string
+	kind  opKind
+	name  string
+	index int
 }
 
 // doneMsg is what an engine command reports back to Update.
 type doneMsg struct {
 	op   op
-	run  *engine.Run // set when the command opened a new run
+	run  engine.Stepper // set when the command opened a new run
 	snap snapshot
 	// moved is false when the command left the run where it was (at the
 	// start already, past the last event).
@@ -66,11 +69,18 @@ type doneMsg struct {
 // opEnv is what a command needs, copied from the model when it starts.
 type opEnv struct {
 	s         *session
-	run       *engine.Run
+	run       engine.Stepper
 	shown     snapshot
 	log       []engine.SessionEntry
 	exportDir string
 	now       time.Time
+	noColor   bool
+	// replay is set when the TUI shows recorded runs: s opens recordings,
+	// not live runs. home is the replay it opened with.
+	replay bool
+	home   engine.Stepper
+	// walk is the session entry an opWalk goes to.
+	walk engine.SessionEntry
 }
 
 // exec runs f as a Bubble Tea command: with its own deadline, registered
@@ -155,19 +165,21 @@ func (e opEnv) command(o op) tea.Cmd {
 		case opReconnect:
 			return e.reconnect(ctx, r)
 		case opExport:
-			paths, err := export(ctx, r, e.log, e.exportDir, e.now)
+			paths, err := export(ctx, r, e.log, e.exportDir, e.now, e.noColor)
 			if err != nil {
 				return doneMsg{err: err}
 			}
 			return doneMsg{snap: takeSnapshot(r), paths: paths}
 		case opOpen:
 			return e.open(ctx, o.name)
+		case opWalk:
+			return e.walkTo(ctx, e.walk)
 		}
 		return doneMsg{err: fmt.Errorf("unknown request %d", o.kind)}
 	})
 }
 
-func (e opEnv) seek(_ context.Context, r *engine.Run, f func() error) doneMsg {
+func (e opEnv) seek(_ context.Context, r engine.Stepper, f func() error) doneMsg {
 	if err := f(); err != nil {
 		return doneMsg{err: err}
 	}
@@ -176,7 +188,7 @@ func (e opEnv) seek(_ context.Context, r *engine.Run, f func() error) doneMsg {
 
 // reconnect dials again and brings the run back to exactly the state the
 // screen shows, which may differ from the engine's if a step failed midway.
-func (e opEnv) reconnect(ctx context.Context, r *engine.Run) doneMsg {
+func (e opEnv) reconnect(ctx context.Context, r engine.Stepper) doneMsg {
 	if err := r.Reconnect(ctx); err != nil {
 		return doneMsg{err: err}
 	}
@@ -185,30 +197,36 @@ func (e opEnv) reconnect(ctx context.Context, r *engine.Run) doneMsg {
 		return doneMsg{snap: takeSnapshot(r), moved: true}
 	}
 	if r.Pos() != pos || r.Now() != now {
-		evs := r.Scenario().Events
-		var err error
-		if (pos == 0 && now <= r.Start()) || (pos > 0 && evs[pos-1].T == now) {
-			err = r.Seek(ctx, pos)
-		} else {
-			err = r.SeekTime(ctx, now)
-		}
-		if err != nil {
+		if err := goTo(ctx, r, pos, now); err != nil {
 			return doneMsg{err: err}
 		}
 	}
 	return doneMsg{snap: takeSnapshot(r), moved: true}
 }
 
+// goTo brings r to pos events taken with the cursor at now: by event when
+// now is that event's time (or the start), by time when it was ticked.
+func goTo(ctx context.Context, r engine.Stepper, pos int, now int64) error {
+	evs := r.Scenario().Events
+	if (pos == 0 && now <= r.Start()) || (pos > 0 && pos <= len(evs) && evs[pos-1].T == now) {
+		return r.Seek(ctx, pos)
+	}
+	return r.SeekTime(ctx, now)
+}
+
 // open starts the named scenario on the same server with the same knobs
 // and, once it is ready, closes the run it replaces.
 func (e opEnv) open(ctx context.Context, name string) doneMsg {
-	sc, err := scenario.Load(name)
-	if err != nil {
-		return doneMsg{err: err}
-	}
 	k := e.shown.view.Knobs
 	if e.run != nil {
 		k = e.run.Knobs()
+	}
+	if e.replay {
+		return e.openRecorded(ctx, name, k)
+	}
+	sc, err := scenario.Load(name)
+	if err != nil {
+		return doneMsg{err: err}
 	}
 	nr, err := engine.Open(ctx, engine.Config{
 		DSN: e.s.dsn, Scenario: sc, Knobs: k,
@@ -259,4 +277,86 @@ func lostServer(err error) bool {
 		}
 	}
 	return false
+}
+
+// openRecorded shows the recordings of a scenario at its start with knobs
+// k: the replay the TUI opened with when it is of that scenario (so a
+// file's own recordings come back), else the shipped ones.
+func (e opEnv) openRecorded(ctx context.Context, name string, k scenario.Knobs) doneMsg {
+	var r engine.Stepper
+	info := ""
+	if e.home != nil && e.home.Scenario().Name == name {
+		r = e.home
+		if r.Knobs() != k {
+			if _, err := r.SetKnobs(ctx, k); err != nil {
+				info = fmt.Sprintf("no recording with %s here, so %s", k, r.Knobs())
+			}
+		}
+	} else {
+		rp, err := engine.ShippedReplay(name, k)
+		if err != nil {
+			return doneMsg{err: fmt.Errorf("could not open scenario %s: %w", name, err)}
+		}
+		r = rp
+	}
+	if err := r.Seek(ctx, 0); err != nil {
+		return doneMsg{err: err}
+	}
+	return e.switchTo(ctx, r, info)
+}
+
+// switchTo makes r the run on show, releasing the one it replaces unless
+// that is the replay the TUI opened with.
+func (e opEnv) switchTo(ctx context.Context, r engine.Stepper, info string) doneMsg {
+	if r != e.home && !e.s.adopt(r) {
+		_ = r.Close(context.WithoutCancel(ctx))
+		return doneMsg{err: errors.New("leaserace is shutting down")}
+	}
+	d := doneMsg{run: r, snap: takeSnapshot(r), moved: true, info: info}
+	if e.run != nil && e.run != r && e.run != e.home {
+		if err := e.s.release(ctx, e.run); err != nil {
+			d.info = err.Error()
+		}
+	}
+	return d
+}
+
+// walkTo shows one entry of a recorded session: its scenario, its knobs
+// and its time. What the recordings cannot show (a setting with no
+// recording, a step past a recording's end) is said in info, and the walk
+// goes on from the nearest state they can.
+func (e opEnv) walkTo(ctx context.Context, en engine.SessionEntry) doneMsg {
+	r := e.run
+	var notes []string
+	opened := false
+	if en.Scenario != "" && en.Scenario != r.Scenario().Name {
+		d := e.openRecorded(ctx, en.Scenario, en.Knobs)
+		if d.err != nil {
+			return doneMsg{snap: takeSnapshot(r), info: fmt.Sprintf("no recording of scenario %s to show", en.Scenario)}
+		}
+		r, opened = d.run, true
+		if d.info != "" {
+			notes = append(notes, d.info)
+		}
+	}
+	var change *engine.Change
+	if r.Knobs() != en.Knobs {
+		ch, err := r.SetKnobs(ctx, en.Knobs)
+		if err != nil {
+			notes = append(notes, fmt.Sprintf("no recording with %s here, so %s", en.Knobs, r.Knobs()))
+		} else {
+			change = &ch
+		}
+	}
+	if err := goTo(ctx, r, en.Pos, en.T); err != nil {
+		return doneMsg{err: err}
+	}
+	if r.Pos() < en.Pos {
+		notes = append(notes, fmt.Sprintf("the recording ends at event %d", r.Pos()))
+	}
+	d := doneMsg{snap: takeSnapshot(r), moved: true, change: change, info: strings.Join(notes, "; ")}
+	if opened {
+		d.run = r
+	}
+	return d
 }

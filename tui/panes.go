@@ -326,7 +326,11 @@ func (m Model) sqlSection(w int, l layout) []string {
 	var ps []para
 	if last == nil {
 		head = "SQL"
-		ps = append(ps, p(styled(&st.Faint, "No statement yet: → runs the first event against PostgreSQL.")))
+		first := "No statement yet: → runs the first event against PostgreSQL."
+		if m.replay != nil {
+			first = "No statement yet: → shows the first recorded event and what PostgreSQL answered."
+		}
+		ps = append(ps, p(styled(&st.Faint, first)))
 	} else {
 		head = fmt.Sprintf("SQL · t=%d · %s", last.T, stepLabel(*last))
 		ps = m.sqlParas(*last)

@@ -9,8 +9,9 @@ import (
 	"github.com/leaserace/leaserace/engine"
 )
 
-// session owns what the TUI started on the server: every engine.Run and the
-// engine.Server. Bubble Tea copies models by value, so the model holds a
+// session owns what the TUI started on the server: every run (an
+// engine.Stepper: a live engine.Run, or an engine.Replay that holds nothing
+// open) and the engine.Server. Bubble Tea copies models by value, so the model holds a
 // pointer to one session and Close can find everything from any copy.
 type session struct {
 	ctx    context.Context
@@ -19,7 +20,7 @@ type session struct {
 	mu     sync.Mutex
 	closed bool
 	wg     sync.WaitGroup
-	runs   []*engine.Run
+	runs   []engine.Stepper
 	server *engine.Server
 
 	dsn           string
@@ -48,7 +49,7 @@ func (s *session) end() { s.wg.Done() }
 
 // adopt records a run so Close will close it. It reports false when the
 // session is already closing; the caller must then close the run itself.
-func (s *session) adopt(r *engine.Run) bool {
+func (s *session) adopt(r engine.Stepper) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -71,7 +72,7 @@ func (s *session) adoptServer(srv *engine.Server) bool {
 }
 
 // release closes one run the session owns and forgets it.
-func (s *session) release(ctx context.Context, r *engine.Run) error {
+func (s *session) release(ctx context.Context, r engine.Stepper) error {
 	s.mu.Lock()
 	for i, x := range s.runs {
 		if x == r {

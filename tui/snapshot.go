@@ -14,10 +14,17 @@ type snapshot struct {
 	view       engine.View
 	steps      []engine.Step
 	start, end int64
+	// rec is the recording on show when the run is a replay.
+	rec *engine.Recording
 }
 
-func takeSnapshot(r *engine.Run) snapshot {
-	return snapshot{sc: r.Scenario(), view: r.View(), steps: r.Steps(), start: r.Start(), end: r.End()}
+func takeSnapshot(r engine.Stepper) snapshot {
+	s := snapshot{sc: r.Scenario(), view: r.View(), steps: r.Steps(), start: r.Start(), end: r.End()}
+	if rp, ok := r.(*engine.Replay); ok {
+		rec := rp.Recording()
+		s.rec = &rec
+	}
+	return s
 }
 
 // last is the step that produced the current state, nil before the first.

@@ -25,6 +25,14 @@ type Options struct {
 	// Provider is started inside the TUI behind a spinner naming it and
 	// showing its progress lines.
 	Provider engine.Provider
+	// Replay, when set, is shown instead of a live run: no provider, no
+	// database, and a REPLAY banner naming where and when it was recorded.
+	// Scenario and Knobs are then ignored; At still positions it.
+	Replay *engine.Replay
+	// Fallback shows the shipped recordings of the scenario, with the
+	// banner and the reason, when the provider cannot start, instead of
+	// ending with the provider's error.
+	Fallback bool
 	// Scenario is a built-in name or a file path ("" = renewal-race).
 	Scenario string
 	// Knobs are the starting knobs; empty fields mean blind / off.
@@ -47,25 +55,15 @@ const closeTimeout = 30 * time.Second
 // closes every run and server it started, whatever the reason it ends. A
 // cancelled ctx returns an error wrapping the context's error.
 func Run(ctx context.Context, o Options) (err error) {
-	if o.Provider == nil {
-		return errors.New("no PostgreSQL provider to start")
-	}
-	sc, err := scenario.Load(o.Scenario)
-	if err != nil {
-		return err
-	}
-	k := o.Knobs
-	if k.Renewal == "" {
-		k.Renewal = scenario.RenewalBlind
-	}
-	if k.Fencing == "" {
-		k.Fencing = scenario.FencingOff
-	}
-	if _, err := scenario.ParseRenewal(string(k.Renewal)); err != nil {
-		return err
-	}
-	if _, err := scenario.ParseFencing(string(k.Fencing)); err != nil {
-		return err
+	var sc *scenario.Scenario
+	var k scenario.Knobs
+	if o.Replay == nil {
+		if o.Provider == nil {
+			return errors.New("no PostgreSQL provider to start")
+		}
+		if sc, k, err = checkStart(o); err != nil {
+			return err
+		}
 	}
 	out := o.Out
 	if out == nil {
@@ -89,10 +87,16 @@ func Run(ctx context.Context, o Options) (err error) {
 			err = errors.Join(err, cerr)
 		}
 	}()
-	m.boot = newBoot(m.st, o.Provider.Name())
-	progress := newProgress()
-	m.boot.listen = progress.listen
-	m.startup = m.bootCmd(o.Provider, progress, sc, k, o.At)
+	if o.Replay != nil {
+		if m, err = m.openReplay(o.Replay, o.At); err != nil {
+			return err
+		}
+	} else {
+		m.boot = newBoot(m.st, o.Provider.Name())
+		progress := newProgress()
+		m.boot.listen = progress.listen
+		m.startup = m.bootCmd(o.Provider, progress, sc, k, o.At, o.Fallback)
+	}
 
 	opts := []tea.ProgramOption{tea.WithOutput(out), tea.WithAltScreen(), tea.WithContext(ctx)}
 	if o.In != nil {
@@ -150,8 +154,66 @@ func (p *progress) listen() tea.Msg {
 	return progressMsg{line: line, ok: ok}
 }
 
-// bootCmd starts the server, opens the scenario and positions it.
-func (m Model) bootCmd(pv engine.Provider, pr *progress, sc *scenario.Scenario, k scenario.Knobs, at *int64) tea.Cmd {
+// checkStart loads the scenario and checks the knobs before anything starts.
+func checkStart(o Options) (*scenario.Scenario, scenario.Knobs, error) {
+	k := o.Knobs
+	sc, err := scenario.Load(o.Scenario)
+	if err != nil {
+		return nil, k, err
+	}
+	if k.Renewal == "" {
+		k.Renewal = scenario.RenewalBlind
+	}
+	if k.Fencing == "" {
+		k.Fencing = scenario.FencingOff
+	}
+	if _, err := scenario.ParseRenewal(string(k.Renewal)); err != nil {
+		return nil, k, err
+	}
+	if _, err := scenario.ParseFencing(string(k.Fencing)); err != nil {
+		return nil, k, err
+	}
+	return sc, k, nil
+}
+
+// openReplay makes the model show rp from the start, or at t=*at.
+func (m Model) openReplay(rp *engine.Replay, at *int64) (Model, error) {
+	if !m.s.adopt(rp) {
+		return m, errors.New("the session is already closed")
+	}
+	if at != nil {
+		if err := rp.SeekTime(m.s.ctx, *at); err != nil {
+			return m, err
+		}
+	}
+	m.run, m.snap, m.phase = rp, takeSnapshot(rp), phaseReady
+	m = m.asReplay("")
+	m.log = append(m.log, m.entry(engine.SessionScenario))
+	return m, nil
+}
+
+// fallback is the shipped recordings of sc with knobs k, positioned at
+// *at, for when no PostgreSQL could start (startErr says why).
+func fallback(ctx context.Context, sc *scenario.Scenario, k scenario.Knobs, at *int64, startErr error) readyMsg {
+	rp, err := engine.ShippedReplay(sc.Name, k)
+	if err == nil && sc.Source != "builtin" {
+		// A scenario file that shares a built-in's name is not that one.
+		err = fmt.Errorf("%s is a scenario file, and recorded runs ship only for the built-in scenarios", sc.Source)
+	}
+	if err != nil {
+		return readyMsg{err: fmt.Errorf("%w\nand no recorded run can be shown instead: %w", startErr, err)}
+	}
+	if at != nil {
+		if err := rp.SeekTime(ctx, *at); err != nil {
+			return readyMsg{err: err}
+		}
+	}
+	return readyMsg{run: rp, snap: takeSnapshot(rp), offline: OfflineReason(startErr)}
+}
+
+// bootCmd starts the server, opens the scenario and positions it; with
+// fallback, a server that cannot start gives way to the shipped recordings.
+func (m Model) bootCmd(pv engine.Provider, pr *progress, sc *scenario.Scenario, k scenario.Knobs, at *int64, fallBack bool) tea.Cmd {
 	s := m.s
 	return func() (msg tea.Msg) {
 		defer pr.done()
@@ -166,7 +228,18 @@ func (m Model) bootCmd(pv engine.Provider, pr *progress, sc *scenario.Scenario, 
 		}()
 		srv, err := pv.Start(s.ctx, pr.report)
 		if err != nil {
-			return readyMsg{err: fmt.Errorf("could not start PostgreSQL with the %s provider: %w", pv.Name(), err)}
+			startErr := fmt.Errorf("could not start PostgreSQL with the %s provider: %w", pv.Name(), err)
+			if fallBack && s.ctx.Err() == nil {
+				pr.done()
+				msg := fallback(s.ctx, sc, k, at, err)
+				if msg.err != nil {
+					msg.err = fmt.Errorf("could not start PostgreSQL with the %s provider: %w", pv.Name(), msg.err)
+				} else if !s.adopt(msg.run) {
+					return nil
+				}
+				return msg
+			}
+			return readyMsg{err: startErr}
 		}
 		if !s.adoptServer(srv) {
 			cctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), closeTimeout)

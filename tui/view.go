@@ -140,7 +140,7 @@ func memo[K comparable](cache map[K][]string, k K, f func() []string) []string {
 // helpPage is the header, the timeline and the full key help.
 func (c *sections) helpPage() []string {
 	m, w := c.m, c.w
-	out := append([]string(nil), m.header(w)...)
+	out := append(m.banner(w), m.header(w)...)
 	out = append(out, m.timeline(w, false, true)...)
 	out = append(out, "")
 	out = append(out, m.helpLines(w)...)
@@ -153,9 +153,12 @@ func (c *sections) screen(l layout) []string {
 	m, w := c.m, c.w
 	c.lossy = l.paneMax > 0 || l.sqlMax > 0 || l.noteMax > 0
 	if c.header == nil {
-		c.header = m.header(w)
+		// The REPLAY banner leads the header: it is never squeezed out.
+		c.header = append(m.banner(w), m.header(w)...)
 		c.status = m.statusLines(w)
-		c.help = m.helpLines(w)
+		if !m.cast {
+			c.help = m.helpLines(w)
+		}
 	}
 	var out []string
 	gap := func() {
@@ -248,6 +251,11 @@ func renderSpans(p []span) string {
 
 // statusLines is the error, if the engine failed, or the last status.
 func (m Model) statusLines(w int) []string {
+	if m.err != nil && m.replay != nil {
+		// A replay has no server to lose: only the error itself.
+		p := []span{styled(&m.st.Error, "⚠ "), plain(m.err.Error())}
+		return clip(wrap(p, w, "", "  "), 3)
+	}
 	if m.err != nil {
 		what := "The last step failed"
 		if lostServer(m.err) {

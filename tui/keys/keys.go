@@ -19,6 +19,10 @@ type Map struct {
 	Reconnect key.Binding
 	Help      key.Binding
 	Quit      key.Binding
+	// WalkNext and WalkPrev walk a replayed file's recorded session; they
+	// are disabled, and out of the help, unless there is one.
+	WalkNext key.Binding
+	WalkPrev key.Binding
 }
 
 // Default returns the bindings issue 3 asks for.
@@ -38,17 +42,40 @@ func Default() Map {
 		Reconnect: key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "reconnect")),
 		Help:      key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "fewer keys")),
 		Quit:      key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+		WalkNext:  key.NewBinding(key.WithKeys("]"), key.WithHelp("]", "session: next action"), key.WithDisabled()),
+		WalkPrev:  key.NewBinding(key.WithKeys("["), key.WithHelp("[", "session: previous action"), key.WithDisabled()),
 	}
+}
+
+// Replay is the map for a recorded run: no server to reconnect to, and
+// the session keys when the file holds a presenter's session.
+func (m Map) Replay(session bool) Map {
+	m.Reconnect.SetEnabled(false)
+	m.WalkNext.SetEnabled(session)
+	m.WalkPrev.SetEnabled(session)
+	return m
+}
+
+// enabled drops the bindings that are switched off, so help neither shows
+// them nor counts their width.
+func enabled(bs ...key.Binding) []key.Binding {
+	out := make([]key.Binding, 0, len(bs))
+	for _, b := range bs {
+		if b.Enabled() {
+			out = append(out, b)
+		}
+	}
+	return out
 }
 
 // ShortHelp is the one-line help: the keys a presenter needs first, in
 // words short enough that ? and q still fit on 80 columns.
 func (m Map) ShortHelp() []key.Binding {
-	return []key.Binding{
+	return enabled(
 		brief(m.Next, "next"), brief(m.Prev, "back"), brief(m.Renewal, "renewal"),
 		brief(m.Fencing, "fencing"), brief(m.Play, "play"), brief(m.Help, "all keys"), m.Quit,
-		brief(m.Scenario, "scenario"), brief(m.Export, "export"),
-	}
+		brief(m.Scenario, "scenario"), brief(m.Export, "export"), brief(m.WalkNext, "session"),
+	)
 }
 
 // brief is b with a shorter description; b itself is unchanged.
@@ -60,9 +87,9 @@ func brief(b key.Binding, desc string) key.Binding {
 // FullHelp is the help shown after ?, in columns.
 func (m Map) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
-		{m.Next, m.Prev, m.TickNext, m.TickPrev, m.Start, m.End},
-		{m.Play, m.Renewal, m.Fencing, m.Scenario},
-		{m.Export, m.Reconnect, m.Help, m.Quit},
+		enabled(m.Next, m.Prev, m.TickNext, m.TickPrev, m.Start, m.End),
+		enabled(m.Play, m.Renewal, m.Fencing, m.Scenario),
+		enabled(m.Export, m.Reconnect, m.WalkNext, m.WalkPrev, m.Help, m.Quit),
 	}
 }
 

@@ -1,0 +1,195 @@
+package tui
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/leaserace/leaserace/engine"
+	"github.com/muesli/termenv"
+)
+
+// asReplay turns a model whose run is an engine.Replay into replay mode:
+// the REPLAY banner, no reconnect key, and the session keys when the
+// recording on show first holds a presenter's session. offline is why no
+// PostgreSQL could start, "" when the presenter asked for a replay.
+func (m Model) asReplay(offline string) Model {
+	ri := &replayInfo{offline: offline, home: m.run}
+	if rp, ok := m.run.(*engine.Replay); ok {
+		if recs := rp.Recordings(); len(recs) > 0 {
+			ri.walk = recs[0].Transcript.Session
+		}
+	}
+	m.replay = ri
+	m.keys = m.keys.Replay(len(ri.walk) > 0)
+	return m
+}
+
+// walkKey asks for the next (or previous) entry of the recorded session.
+// Entries are states the presenter's screen showed, in order: walking one
+// switches scenario and knobs if it must and goes to its time.
+func (m Model) walkKey(forward bool) (tea.Model, tea.Cmd) {
+	if m.replay == nil || len(m.replay.walk) == 0 {
+		return m, nil
+	}
+	ri := *m.replay
+	target := ri.walkWant - 1
+	if forward {
+		target = ri.walkWant + 1
+	}
+	switch {
+	case target < 1:
+		m.status = []span{plain("At the session's first action: ] walks forward.")}
+		return m, nil
+	case target > len(ri.walk):
+		m.status = []span{plain(fmt.Sprintf("That was the session's last action (%d of %d): [ walks back.", len(ri.walk), len(ri.walk)))}
+		return m, nil
+	}
+	ri.walkWant = target
+	m.replay = &ri
+	m.playing = false
+	return m.enqueue(op{kind: opWalk, index: target})
+}
+
+// walkStatus says which session entry is on show and what it was.
+func (m Model) walkStatus(info string) []span {
+	ri := m.replay
+	if ri == nil || ri.walkAt < 1 || ri.walkAt > len(ri.walk) {
+		return nil
+	}
+	e := ri.walk[ri.walkAt-1]
+	p := []span{
+		styled(&m.st.Title, fmt.Sprintf("session %d/%d", ri.walkAt, len(ri.walk))),
+		plain(": " + describeEntry(e)),
+	}
+	if info != "" {
+		p = append(p, styled(&m.st.Warn, " ("+info+")"))
+	}
+	return append(p, styled(&m.st.Faint, " · ] next, [ back"))
+}
+
+// describeEntry puts one session entry in words.
+func describeEntry(e engine.SessionEntry) string {
+	switch e.Kind {
+	case engine.SessionStep:
+		if e.Step != nil {
+			return fmt.Sprintf("step to t=%d, %s", e.T, stepLabel(*e.Step))
+		}
+		return fmt.Sprintf("step to t=%d", e.T)
+	case engine.SessionBack:
+		return fmt.Sprintf("back to t=%d", e.T)
+	case engine.SessionSeek:
+		return fmt.Sprintf("jump to t=%d", e.T)
+	case engine.SessionToggle:
+		s := fmt.Sprintf("knobs to %s at t=%d", e.Knobs, e.T)
+		if len(e.Change) > 0 {
+			s += ": " + strings.Join(e.Change, " · ")
+		}
+		return s
+	case engine.SessionScenario:
+		return fmt.Sprintf("open %s with %s", e.Scenario, e.Knobs)
+	}
+	return fmt.Sprintf("%s at t=%d", e.Kind, e.T)
+}
+
+// noColor reports whether the model draws without colour.
+func (m Model) noColor() bool {
+	return m.st.Renderer != nil && m.st.Renderer.ColorProfile() == termenv.Ascii
+}
+
+// banner is the REPLAY banner: what recording is on show, where and when
+// it was recorded, why there is no database (offline) and the session
+// keys. It is empty for a live run.
+func (m Model) banner(w int) []string {
+	ri, rec := m.replay, m.snap.rec
+	if ri == nil || rec == nil {
+		return nil
+	}
+	st := m.st
+	p := []span{styled(&st.Alarm, " REPLAY "), plain(" "), plain(recordingOrigin(*rec))}
+	p = append(p, plain(" · "+recordedWhereWhen(rec.Transcript.Meta)+" · no database in use"))
+	lines := wrap(p, w, "", "  ")
+	if ri.offline != "" {
+		msg := []span{
+			styled(&st.Warn, "No PostgreSQL here"), plain(" (" + ri.offline + "). "),
+			plain("Showing recorded runs: press r/f to switch between recorded runs."),
+		}
+		lines = append(lines, wrap(msg, w, "", "  ")...)
+	}
+	if n := len(ri.walk); n > 0 && ri.walkAt == 0 {
+		msg := []span{plain(fmt.Sprintf("This file holds the presenter's session, %d actions: ", n)), styled(&st.Title, "]"), plain(" walks it, "), styled(&st.Title, "["), plain(" back.")}
+		lines = append(lines, wrap(msg, w, "", "  ")...)
+	}
+	return lines
+}
+
+// recordingOrigin names the file on show: its base name, or the shipped
+// transcript's name.
+func recordingOrigin(rec engine.Recording) string {
+	t := rec.Transcript
+	name := engine.TranscriptName(t.Scenario, t.Knobs) + ".json"
+	if rec.Origin == engine.OriginShipped || rec.Origin == "" {
+		return "shipped recording " + name
+	}
+	return filepath.Base(rec.Origin)
+}
+
+// recordedWhereWhen is "recorded 2026-12-02 17:17 UTC on local, PostgreSQL
+// 15.18", with what Meta lacks left out.
+func recordedWhereWhen(meta *engine.Meta) string {
+	if meta == nil {
+		return "recorded where and when unknown"
+	}
+	s := "recorded"
+	if meta.RecordedAt != "" {
+		when := meta.RecordedAt
+		if t, err := time.Parse(time.RFC3339, meta.RecordedAt); err == nil {
+			when = t.UTC().Format("2006-01-02 15:04 UTC")
+		}
+		s += " " + when
+	}
+	if meta.Provider != "" {
+		s += " on " + meta.Provider
+	}
+	if meta.ServerVersion != "" {
+		v, _, _ := strings.Cut(meta.ServerVersion, " (")
+		if meta.Provider != "" {
+			s += ","
+		} else {
+			s += " on"
+		}
+		s += " PostgreSQL " + v
+	}
+	return s
+}
+
+// OfflineReason shortens a provider's failure to one line for the banner:
+// for auto, each provider's name and the first clause of why it failed
+// ("container: no Docker engine answers; local: PostgreSQL server binaries
+// not found"); otherwise the first clause of the error.
+func OfflineReason(err error) string {
+	if err == nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimSpace(err.Error()), "\n")
+	var out []string
+	for _, l := range lines[1:] {
+		// AutoProvider's first line is advice; each provider's failure
+		// starts a line with its name. Other lines are a failure's details
+		// (a server log) and stay out of one line of banner.
+		name, rest, ok := strings.Cut(strings.TrimSpace(l), ": ")
+		switch {
+		case !ok:
+		case name == "dsn", name == "container", name == "local":
+			first, _, _ := strings.Cut(rest, ": ")
+			out = append(out, name+": "+first)
+		}
+	}
+	if len(out) == 0 {
+		first, _, _ := strings.Cut(lines[0], ": ")
+		return first
+	}
+	return strings.Join(out, "; ")
+}

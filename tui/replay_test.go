@@ -1,0 +1,479 @@
+package tui
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/scenario"
+)
+
+// replayModel wraps a replay in a model of size w×h, the way the replay
+// command does, with no database anywhere.
+func replayModel(t testing.TB, rp *engine.Replay, offline string, w, h int) Model {
+	t.Helper()
+	m, err := NewModel(context.Background(), Config{
+		Run: rp, ExportDir: t.TempDir(), Renderer: asciiRenderer(), Now: fixedNow, Offline: offline,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Close(context.Background()) })
+	m.every = func(_ time.Duration, f func(time.Time) tea.Msg) tea.Cmd {
+		return func() tea.Msg { return f(time.Time{}) }
+	}
+	return send(t, m, tea.WindowSizeMsg{Width: w, Height: h})
+}
+
+func shippedReplay(t testing.TB, name string, k scenario.Knobs) *engine.Replay {
+	t.Helper()
+	rp, err := engine.ShippedReplay(name, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rp
+}
+
+func shippedTranscript(t testing.TB, name string, k scenario.Knobs) engine.Transcript {
+	t.Helper()
+	tr, err := engine.ShippedTranscript(name, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+// Replay walks every recorded step with →; at 1075 the screen shows the
+// recorded UPDATE 1 under the REPLAY banner, r switches to the compare
+// recording (UPDATE 0), and the other keys move as they do live.
+func TestReplayStepsThroughTheRecording(t *testing.T) {
+	for _, sz := range [][2]int{{120, 40}, {80, 24}} {
+		m := replayModel(t, shippedReplay(t, "renewal-race", blindOff()), "", sz[0], sz[1])
+		v := m.View()
+		for _, want := range []string{"REPLAY", "shipped recording renewal-race--blind-off.json", "on local", "no database in use", "event 0/6"} {
+			if !strings.Contains(strings.Join(strings.Fields(v), " "), want) {
+				t.Errorf("%dx%d: the first frame lacks %q:\n%s", sz[0], sz[1], want, v)
+			}
+		}
+		for i := 1; i <= 6; i++ {
+			m = press(t, m, "right")
+			if m.err != nil || m.snap.view.Pos != i {
+				t.Fatalf("step %d: pos %d err %v", i, m.snap.view.Pos, m.err)
+			}
+			checkFrame(t, "replay", m.View(), sz[0], sz[1])
+			if i == 5 {
+				v := m.View()
+				if lastTag(t, m) != "UPDATE 1" || !strings.Contains(v, "UPDATE 1") || !strings.Contains(v, "REPLAY") || !strings.Contains(v, "t=1075") {
+					t.Fatalf("%dx%d at 1075 blind:\n%s", sz[0], sz[1], v)
+				}
+				m = press(t, m, "r")
+				v = m.View()
+				if m.err != nil || lastTag(t, m) != "UPDATE 0" || !strings.Contains(v, "UPDATE 0") || !strings.Contains(v, "compare-off") {
+					t.Fatalf("%dx%d after r: err %v\n%s", sz[0], sz[1], m.err, v)
+				}
+				if !strings.Contains(v, "owner A → B") {
+					t.Errorf("the toggle does not say what changed:\n%s", v)
+				}
+				m = press(t, m, "r")
+			}
+		}
+		m = press(t, m, "right")
+		if !strings.Contains(m.View(), "last event") {
+			t.Errorf("→ past the last recorded step says nothing:\n%s", m.View())
+		}
+		m = press(t, m, "g")
+		if m.snap.view.Pos != 0 || m.snap.view.Now != 1055 {
+			t.Fatalf("g: pos %d t=%d", m.snap.view.Pos, m.snap.view.Now)
+		}
+		m = press(t, m, "G")
+		if m.snap.view.Pos != 6 || m.snap.view.Now != 1135 {
+			t.Fatalf("G: pos %d t=%d", m.snap.view.Pos, m.snap.view.Now)
+		}
+		m = press(t, m, ",", ",")
+		if m.snap.view.Now != 1133 || m.snap.view.Pos != 6 {
+			t.Fatalf(", ,: pos %d t=%d", m.snap.view.Pos, m.snap.view.Now)
+		}
+		m = press(t, m, "left")
+		if m.snap.view.Pos != 6 || m.snap.view.Now != 1080 {
+			t.Fatalf("← after ticks: pos %d t=%d, want back on the last event", m.snap.view.Pos, m.snap.view.Now)
+		}
+		m = press(t, m, "left", ".")
+		if m.snap.view.Pos != 5 || m.snap.view.Now != 1076 {
+			t.Fatalf("← .: pos %d t=%d", m.snap.view.Pos, m.snap.view.Now)
+		}
+		m = press(t, m, "g", " ")
+		if m.snap.view.Pos != 6 || m.playing {
+			t.Fatalf("space played to pos %d (playing %v)", m.snap.view.Pos, m.playing)
+		}
+		// R has nothing to reconnect to in a replay.
+		if nm, cmd := m.Update(keyMsg("R")); cmd != nil || nm.(Model).busy {
+			t.Error("R started a command in a replay")
+		}
+	}
+}
+
+// A replay shows what the live TUI shows at the same moment: the same
+// frame, under the REPLAY banner.
+func TestReplayFrameMatchesTheLiveFrame(t *testing.T) {
+	for _, k := range []scenario.Knobs{blindOff(), knobs(scenario.RenewalCompare, scenario.FencingMonotonic)} {
+		live := at1075(t, k, 200, 60)
+		m := replayModel(t, shippedReplay(t, "renewal-race", k), "", 200, 60)
+		m = press(t, m, "right", "right", "right", "right", "right")
+		banner := m.banner(200)
+		got := strings.Split(m.View(), "\n")
+		if len(banner) == 0 || len(got) < len(banner) {
+			t.Fatalf("%s: no banner", k)
+		}
+		want := live.View()
+		if rest := strings.Join(got[len(banner):], "\n"); rest != want {
+			t.Errorf("%s: the replay's frame differs from the live one\nlive:\n%s\nreplay:\n%s", k, want, rest)
+		}
+	}
+}
+
+func TestReplayWithoutARecordingSaysSo(t *testing.T) {
+	rp, err := engine.NewReplay(engine.Recording{Transcript: shippedTranscript(t, "renewal-race", blindOff()), Origin: "/tmp/talk.json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := replayModel(t, rp, "", 120, 40)
+	m = press(t, m, "right", "right", "f")
+	v := m.View()
+	if m.err == nil || !strings.Contains(v, "no recorded run of renewal-race with blind/strict") {
+		t.Fatalf("f without a recording:\n%s", v)
+	}
+	if strings.Contains(v, "R reconnects") || strings.Contains(v, "went away") {
+		t.Errorf("a replay offers to reconnect:\n%s", v)
+	}
+	if !strings.Contains(v, "talk.json") || m.snap.view.Pos != 2 {
+		t.Errorf("the failed toggle moved the replay or lost its name (pos %d):\n%s", m.snap.view.Pos, v)
+	}
+	m = press(t, m, "right")
+	if m.err != nil || strings.Contains(m.View(), "no recorded run") {
+		t.Errorf("the error stays after the next step:\n%s", m.View())
+	}
+}
+
+func TestOfflineBannerSaysWhyAndHowToSwitch(t *testing.T) {
+	why := "container: no Docker engine answers; local: PostgreSQL server binaries not found"
+	m := replayModel(t, shippedReplay(t, "renewal-race", blindOff()), why, 80, 24)
+	v := strings.Join(strings.Fields(m.View()), " ")
+	for _, want := range []string{"No PostgreSQL here (" + why + ")", "Showing recorded runs: press r/f to switch between recorded runs.", "REPLAY"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("the offline banner lacks %q:\n%s", want, m.View())
+		}
+	}
+	checkFrame(t, "offline", m.View(), 80, 24)
+	// s opens the shipped recordings of another scenario, same knobs.
+	m = press(t, m, "s", "down", "enter")
+	if m.err != nil || m.snap.sc.Name == "renewal-race" || m.snap.rec == nil || m.snap.rec.Origin != engine.OriginShipped {
+		t.Fatalf("s in a replay: %v, scenario %s", m.err, m.snap.sc.Name)
+	}
+	if !strings.Contains(strings.Join(strings.Fields(m.View()), " "), "No PostgreSQL here") {
+		t.Errorf("the offline banner went away after s:\n%s", m.View())
+	}
+}
+
+func TestOfflineReason(t *testing.T) {
+	err := errors.New("no PostgreSQL server could be started or reached. Any one of these fixes it: pass --dsn …\n" +
+		"container: no Docker engine answers: install Docker and start it (docker info must work), or use --pg local / --dsn: Cannot connect\n" +
+		"local: initdb failed: exit status 1\n" +
+		"initdb: error: something: else")
+	if got, want := OfflineReason(err), "container: no Docker engine answers; local: initdb failed"; got != want {
+		t.Errorf("OfflineReason = %q, want %q", got, want)
+	}
+	if got := OfflineReason(errors.New("cannot connect: refused")); got != "cannot connect" {
+		t.Errorf("one-line reason: %q", got)
+	}
+}
+
+// sessionTranscript is a shipped transcript with the session a presenter
+// would leave: open, five steps, r at 1075, then G.
+func sessionTranscript(t testing.TB) engine.Transcript {
+	tr := shippedTranscript(t, "renewal-race", blindOff())
+	e := func(kind string, pos int, tt int64, k scenario.Knobs) engine.SessionEntry {
+		return engine.SessionEntry{Kind: kind, Scenario: "renewal-race", T: tt, Pos: pos, Knobs: k}
+	}
+	tr.Session = []engine.SessionEntry{e(engine.SessionScenario, 0, 1055, blindOff())}
+	for i := range 5 {
+		en := e(engine.SessionStep, i+1, tr.Steps[i].T, blindOff())
+		st := tr.Steps[i]
+		en.Step = &st
+		tr.Session = append(tr.Session, en)
+	}
+	cmp := knobs(scenario.RenewalCompare, scenario.FencingOff)
+	tog := e(engine.SessionToggle, 5, 1075, cmp)
+	tog.Change = []string{"owner A → B"}
+	tr.Session = append(tr.Session, tog, e(engine.SessionSeek, 6, 1135, cmp))
+	return tr
+}
+
+// A file that holds a session offers to walk it; ] and [ go through the
+// presenter's actions, toggles included, on the recordings.
+func TestReplayWalksTheRecordedSession(t *testing.T) {
+	tr := sessionTranscript(t)
+	recs := []engine.Recording{{Transcript: tr, Origin: "talk.json"}}
+	for _, r := range mustShipped(t, "renewal-race") {
+		if r.Transcript.Knobs != tr.Knobs {
+			recs = append(recs, r)
+		}
+	}
+	rp, err := engine.NewReplay(recs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := replayModel(t, rp, "", 120, 40)
+	if v := strings.Join(strings.Fields(m.View()), " "); !strings.Contains(v, "presenter's session, 8 actions") {
+		t.Fatalf("no offer to walk the session:\n%s", m.View())
+	}
+	m = press(t, m, "[")
+	if !strings.Contains(m.View(), "first action") || m.busy {
+		t.Errorf("[ before the walk:\n%s", m.View())
+	}
+	for i := 1; i <= 6; i++ {
+		m = press(t, m, "]")
+	}
+	if m.err != nil || m.snap.view.Pos != 5 || lastTag(t, m) != "UPDATE 1" || !strings.Contains(m.View(), "session 6/8") {
+		t.Fatalf("six ] should show the fifth step (UPDATE 1): pos %d err %v\n%s", m.snap.view.Pos, m.err, m.View())
+	}
+	m = press(t, m, "]")
+	if m.snap.view.Knobs.Renewal != scenario.RenewalCompare || lastTag(t, m) != "UPDATE 0" || !strings.Contains(m.View(), "owner A → B") {
+		t.Fatalf("the toggle entry: knobs %s\n%s", m.snap.view.Knobs, m.View())
+	}
+	if !strings.Contains(m.View(), "shipped recording renewal-race--compare-off.json") {
+		t.Errorf("the banner does not name the recording on show:\n%s", m.View())
+	}
+	m = press(t, m, "]", "]")
+	if m.snap.view.Pos != 6 || m.snap.view.Now != 1135 || !strings.Contains(m.View(), "last action") {
+		t.Fatalf("end of the walk: pos %d t=%d\n%s", m.snap.view.Pos, m.snap.view.Now, m.View())
+	}
+	m = press(t, m, "[", "[")
+	if m.snap.view.Knobs != blindOff() || m.snap.view.Pos != 5 || !strings.Contains(m.View(), "talk.json") {
+		t.Fatalf("[ [ back to the blind step: knobs %s pos %d\n%s", m.snap.view.Knobs, m.snap.view.Pos, m.View())
+	}
+	// Several keys at once are each honoured, in order.
+	m = press(t, m, "[[[")
+	if m.replay.walkAt != 3 || m.snap.view.Pos != 2 {
+		t.Fatalf("[[[: entry %d pos %d", m.replay.walkAt, m.snap.view.Pos)
+	}
+}
+
+func mustShipped(t testing.TB, name string) []engine.Recording {
+	t.Helper()
+	recs, err := engine.ShippedRecordings(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs
+}
+
+// e in a replay writes json, md, mmd and cast; the JSON is the recording
+// itself, digest for digest, with the replay's own session.
+func TestReplayExportWritesEveryFormat(t *testing.T) {
+	m := replayModel(t, shippedReplay(t, "renewal-race", blindOff()), "", 120, 40)
+	m = press(t, m, "G", "e")
+	if m.err != nil {
+		t.Fatal(m.err)
+	}
+	base := filepath.Join(m.exportDir, "leaserace-renewal-race-20260314-150926")
+	for _, ext := range []string{".json", ".md", ".mmd", ".cast"} {
+		if st, err := os.Stat(base + ext); err != nil || st.Size() == 0 {
+			t.Errorf("export %s: %v", ext, err)
+		}
+	}
+	if !strings.Contains(strings.Join(strings.Fields(m.View()), " "), ".json, .md, .mmd and .cast") {
+		t.Errorf("the status does not name the files:\n%s", m.View())
+	}
+	f, err := os.Open(base + ".json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tr, err := engine.ReadTranscript(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := shippedTranscript(t, "renewal-race", blindOff()); tr.Digest != want.Digest || tr.Meta.RecordedAt != want.Meta.RecordedAt {
+		t.Errorf("exported digest %s (recorded %s), want the shipped %s", tr.Digest, tr.Meta.RecordedAt, want.Digest)
+	}
+	if got := kinds(tr.Session); strings.Join(got, ",") != "seek" {
+		t.Errorf("session %v, want the replay's own: the one seek", got)
+	}
+	data, err := os.ReadFile(base + ".cast")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkCast(t, data, len(tr.Steps), 120, 40)
+}
+
+// castEvent is one parsed event line.
+type parsedEvent struct {
+	at   float64
+	code string
+	data string
+}
+
+// checkCast validates data against asciicast v2: a header object with
+// version 2 and integer width and height, then one [time, code, data]
+// array a line, times never going back, codes "o" or "m", one marker per
+// step, and frames that fit the terminal.
+func checkCast(t *testing.T, data []byte, steps, w, h int) []parsedEvent {
+	t.Helper()
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, 1<<20)
+	if !sc.Scan() {
+		t.Fatal("empty asciicast")
+	}
+	var head map[string]json.RawMessage
+	if err := json.Unmarshal(sc.Bytes(), &head); err != nil {
+		t.Fatalf("header is not a JSON object: %v", err)
+	}
+	intField := func(k string) int {
+		var n int
+		if err := json.Unmarshal(head[k], &n); err != nil {
+			t.Fatalf("header %s is not an integer: %s", k, head[k])
+		}
+		return n
+	}
+	if v := intField("version"); v != 2 {
+		t.Fatalf("version %d", v)
+	}
+	if intField("width") != w || intField("height") != h {
+		t.Fatalf("size %s×%s, want %d×%d", head["width"], head["height"], w, h)
+	}
+	if _, ok := head["timestamp"]; ok {
+		intField("timestamp")
+	}
+	var env map[string]string
+	if err := json.Unmarshal(head["env"], &env); err != nil || env["TERM"] == "" {
+		t.Errorf("env %s: want an object with TERM", head["env"])
+	}
+	var title string
+	if err := json.Unmarshal(head["title"], &title); err != nil || title == "" {
+		t.Errorf("title %s", head["title"])
+	}
+	var evs []parsedEvent
+	last := 0.0
+	markers := 0
+	for sc.Scan() {
+		var raw []json.RawMessage
+		if err := json.Unmarshal(sc.Bytes(), &raw); err != nil || len(raw) != 3 {
+			t.Fatalf("event %d is not a 3-element array: %s", len(evs)+1, sc.Bytes())
+		}
+		var e parsedEvent
+		if err := json.Unmarshal(raw[0], &e.at); err != nil {
+			t.Fatalf("event %d time %s", len(evs)+1, raw[0])
+		}
+		if err := json.Unmarshal(raw[1], &e.code); err != nil || (e.code != "o" && e.code != "m") {
+			t.Fatalf("event %d code %s", len(evs)+1, raw[1])
+		}
+		if err := json.Unmarshal(raw[2], &e.data); err != nil {
+			t.Fatalf("event %d data is not a string: %s", len(evs)+1, raw[2])
+		}
+		if e.at < last {
+			t.Fatalf("event %d goes back in time: %f after %f", len(evs)+1, e.at, last)
+		}
+		last = e.at
+		if e.code == "m" {
+			markers++
+		}
+		if e.code == "o" && strings.Contains(e.data, "\x1b[2J\x1b[H") {
+			frame := e.data[strings.Index(e.data, "\x1b[H")+3:]
+			if n := strings.Count(frame, "\r\n") + 1; n > h {
+				t.Errorf("event %d: a frame of %d lines in a %d-line terminal", len(evs)+1, n, h)
+			}
+			if strings.Contains(strings.ReplaceAll(frame, "\r\n", ""), "\n") {
+				t.Errorf("event %d: a bare newline in a frame", len(evs)+1)
+			}
+		}
+		evs = append(evs, e)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if markers != steps {
+		t.Errorf("%d markers for %d steps", markers, steps)
+	}
+	return evs
+}
+
+func TestCastIsAsciicastV2(t *testing.T) {
+	tr := shippedTranscript(t, "renewal-race", blindOff())
+	var b bytes.Buffer
+	if err := WriteCast(&b, tr, CastOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	evs := checkCast(t, b.Bytes(), len(tr.Steps), 120, 40)
+	if !strings.HasPrefix(b.String(), `{"version":2,"width":120,"height":40,"timestamp":`) {
+		t.Errorf("header: %s", strings.SplitN(b.String(), "\n", 2)[0])
+	}
+	var marks []string
+	for i, e := range evs {
+		if e.code != "m" {
+			continue
+		}
+		marks = append(marks, e.data)
+		// The frame that goes with a marker comes right after it.
+		if e.data == "t=1075 A heartbeat.deliver" {
+			if i+1 >= len(evs) || !strings.Contains(evs[i+1].data, "UPDATE 1") {
+				t.Errorf("the frame at the 1075 marker does not show UPDATE 1")
+			}
+		}
+	}
+	want := "t=1055 A heartbeat.send|t=1060 clock expire|t=1070 B acquire|t=1070 B effect|t=1075 A heartbeat.deliver|t=1080 A effect"
+	if got := strings.Join(marks, "|"); got != want {
+		t.Errorf("markers %s\nwant    %s", got, want)
+	}
+	if strings.Contains(b.String(), "REPLAY") || strings.Contains(b.String(), "quit") {
+		t.Error("a recording shows the replay banner or key help")
+	}
+	// Without colour the only escapes are the cursor and the redraws.
+	b.Reset()
+	if err := WriteCast(&b, tr, CastOptions{NoColor: true, Width: 80, Height: 24}); err != nil {
+		t.Fatal(err)
+	}
+	checkCast(t, b.Bytes(), len(tr.Steps), 80, 24)
+	plainText := strings.NewReplacer(`\u001b[2J\u001b[H`, "", `\u001b[?25l`, "", `\u001b[?25h`, "").Replace(b.String())
+	if strings.Contains(plainText, `\u001b`) {
+		t.Error("NoColor cast has colour escapes")
+	}
+}
+
+// The real asciinema reads the file: asciinema cat prints every frame. It
+// wants a terminal, so it runs under script(1)'s pseudo-terminal.
+func TestCastPlaysInAsciinema(t *testing.T) {
+	bin, err := exec.LookPath("asciinema")
+	if err != nil {
+		t.Skip("asciinema is not installed (apt-get install asciinema)")
+	}
+	scr, err := exec.LookPath("script")
+	if err != nil {
+		t.Skip("script(1) is not installed to give asciinema a terminal")
+	}
+	tr := shippedTranscript(t, "renewal-race", blindOff())
+	path := filepath.Join(t.TempDir(), "race.cast")
+	var b bytes.Buffer
+	if err := WriteCast(&b, tr, CastOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(scr, "-qec", bin+" cat '"+path+"'", "/dev/null").CombinedOutput()
+	if err != nil {
+		t.Fatalf("asciinema cat: %v\n%s", err, out)
+	}
+	if !bytes.Contains(out, []byte("UPDATE 1")) || !bytes.Contains(out, []byte("2 effects")) {
+		t.Errorf("asciinema cat shows no race:\n%.2000s", out)
+	}
+}
