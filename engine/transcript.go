@@ -167,6 +167,9 @@ func ReadTranscript(r io.Reader) (Transcript, error) {
 	if err := dec.Decode(&t); err != nil {
 		return t, fmt.Errorf("not a leaserace transcript: %w", err)
 	}
+	if _, err := dec.Token(); err != io.EOF {
+		return t, fmt.Errorf("not a leaserace transcript: unexpected data after the transcript's JSON object")
+	}
 	if t.Format != TranscriptFormat {
 		return t, fmt.Errorf("transcript format %q: this leaserace reads %q", t.Format, TranscriptFormat)
 	}

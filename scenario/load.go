@@ -132,6 +132,16 @@ func Parse(name string, src []byte) (*Scenario, error) {
 	if err != nil {
 		return nil, yamlError(name, err)
 	}
+	if len(tree.Docs) == 1 && tree.Docs[0].Body != nil {
+		// Aliases can nest into an exponential blow-up of a few hundred
+		// bytes, and a scenario never needs them.
+		var alias aliasFinder
+		ast.Walk(&alias, tree.Docs[0].Body)
+		if alias.found != nil {
+			pos := alias.found.GetToken().Position
+			return nil, posError(name, pos.Line, pos.Column, "YAML aliases (*name) are not allowed in a scenario; write the value out")
+		}
+	}
 	if len(tree.Docs) != 1 || tree.Docs[0].Body == nil {
 		return nil, &Error{File: name, Msg: "want exactly one YAML document holding a mapping with name, window, ttl, initial, events and expect"}
 	}
@@ -147,6 +157,20 @@ func Parse(name string, src []byte) (*Scenario, error) {
 	}
 	raw.path, raw.src, raw.ast = name, src, tree
 	return build(&raw, name, nil)
+}
+
+// aliasFinder remembers the first alias node in a tree.
+type aliasFinder struct{ found ast.Node }
+
+func (a *aliasFinder) Visit(n ast.Node) ast.Visitor {
+	if a.found != nil {
+		return nil
+	}
+	if n.Type() == ast.AliasType {
+		a.found = n
+		return nil
+	}
+	return a
 }
 
 func posError(file string, line, col int, msg string) *Error {

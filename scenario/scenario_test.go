@@ -3,10 +3,12 @@ package scenario_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/leaserace/leaserace/scenario"
 )
@@ -108,6 +110,7 @@ func TestMalformedFilesNameLineAndColumn(t *testing.T) {
 		{"empty", "", "want exactly one YAML document"},
 		{"bad window", "name: x\nwindow: {from: 9, to: 5}\nttl: 3\n" + okTail, "x.yaml:2:9: window 9..5"},
 		{"bad name", "name: 'Robert; DROP TABLE leases'\nwindow: {from: 1, to: 5}\nttl: 3\n" + okTail, "x.yaml:1:7: name"},
+		{"alias", base + "events:\n  - &e {t: 1, actor: A, action: write, epoch: 1}\n  - *e\n", "x.yaml:6:5: YAML aliases"},
 		{"bad actor", base + "events:\n  - {t: 1, actor: \"A'); DROP\", action: write, epoch: 1}\n", "actor \"A'); DROP\""},
 	}
 	for _, c := range cases {
@@ -124,6 +127,31 @@ func TestMalformedFilesNameLineAndColumn(t *testing.T) {
 				t.Fatalf("error %q\ndoes not contain %q", err, c.want)
 			}
 		})
+	}
+}
+
+func TestAliasBombIsRefusedQuickly(t *testing.T) {
+	// Each level doubles the expansion ten times over: expanded, it would
+	// never finish. Refused, it costs a parse.
+	var b strings.Builder
+	b.WriteString("a0: &a0 [x,x,x,x,x,x,x,x,x,x]\n")
+	for i := 1; i <= 20; i++ {
+		fmt.Fprintf(&b, "a%d: &a%d [", i, i)
+		for j := 0; j < 10; j++ {
+			if j > 0 {
+				b.WriteString(",")
+			}
+			fmt.Fprintf(&b, "*a%d", i-1)
+		}
+		b.WriteString("]\n")
+	}
+	start := time.Now()
+	_, err := scenario.Parse("bomb.yaml", []byte(b.String()))
+	if err == nil || !strings.Contains(err.Error(), "aliases") {
+		t.Fatalf("alias bomb: %v", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("alias bomb took %v to refuse", d)
 	}
 }
 
