@@ -42,6 +42,9 @@ const (
 	dockerCheckTimeout = 2 * time.Second
 	// containerStopTimeout bounds removal, also when the caller's ctx is done.
 	containerStopTimeout = 30 * time.Second
+	// containerStartTimeout bounds a start that no longer listens to its
+	// caller's cancellation.
+	containerStartTimeout = 3 * time.Minute
 	containerUser        = "leaserace"
 	containerDatabase    = "leaserace"
 )
@@ -74,7 +77,11 @@ func (p ContainerProvider) Start(ctx context.Context, progress func(string)) (*S
 	// A fresh password each time: the port is published on the host, and the
 	// password is what keeps other local users out. rand.Text is URL-safe.
 	password := rand.Text()
+	// A cancelled start can leave a container Docker created but
+	// testcontainers never handed back; this label finds it.
+	startID := rand.Text()
 	opts := []testcontainers.ContainerCustomizer{
+		testcontainers.WithLabels(map[string]string{startLabel: startID}),
 		// testcontainers writes to stderr by default, which would tear
 		// through a terminal UI; progress lines say what matters.
 		testcontainers.WithLogger(tclog.NewNoopLogger()),
@@ -99,7 +106,16 @@ func (p ContainerProvider) Start(ctx context.Context, progress func(string)) (*S
 		}))
 	}
 	report(progress, "starting container "+image)
-	ctr, err := postgres.Run(ctx, image, opts...)
+	// Docker goes on creating a container after the request that asked for
+	// it is cancelled, and one created that way has no handle to remove it
+	// by. So a start is never abandoned half-way: it runs to the end on a
+	// context of its own, and a cancelled caller gets it torn down below.
+	runCtx, cancelRun := context.WithTimeout(context.WithoutCancel(ctx), containerStartTimeout)
+	defer cancelRun()
+	ctr, err := postgres.Run(runCtx, image, opts...)
+	if err == nil && ctx.Err() != nil {
+		err = fmt.Errorf("start cancelled: %w", context.Cause(ctx))
+	}
 	stop := func(ctx context.Context) error {
 		if ctr == nil {
 			return nil
@@ -114,7 +130,8 @@ func (p ContainerProvider) Start(ctx context.Context, progress func(string)) (*S
 		return nil
 	}
 	fail := func(err error) (*Server, error) {
-		return nil, withoutSecret(errors.Join(err, stop(ctx)), password)
+		err = errors.Join(err, stop(ctx), removeLabelled(ctx, startID))
+		return nil, withoutSecret(err, password)
 	}
 	if err != nil {
 		return fail(fmt.Errorf("starting a PostgreSQL container from %s: %w%s", image, err, imageHint(image)))
@@ -159,6 +176,32 @@ func shortID(id string) string {
 	return id
 }
 
+// startLabel marks every container one Start creates.
+const startLabel = "org.leaserace.start"
+
+// removeLabelled force-removes every container of one start, with a bound
+// of its own: it runs after a Ctrl-C, when the caller's ctx is done.
+func removeLabelled(ctx context.Context, startID string) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), containerStopTimeout)
+	defer cancel()
+	cli, err := testcontainers.NewDockerClientWithOpts(ctx)
+	if err != nil {
+		return fmt.Errorf("cannot reach Docker to remove a half-started container: %w", err)
+	}
+	defer cli.Close()
+	list, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: client.Filters{}.Add("label", startLabel+"="+startID)})
+	if err != nil {
+		return fmt.Errorf("cannot list half-started containers: %w", err)
+	}
+	var errs []error
+	for _, c := range list.Items {
+		if _, err := cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true}); err != nil {
+			errs = append(errs, fmt.Errorf("removing half-started container %s: %w", shortID(c.ID), err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // imagePresent asks the engine whether it already holds image.
 func imagePresent(ctx context.Context, image string) error {
 	ctx, cancel := context.WithTimeout(ctx, dockerCheckTimeout)
@@ -181,6 +224,13 @@ func DockerAvailable(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, dockerCheckTimeout)
 	defer cancel()
 	const advice = "install Docker and start it (docker info must work), or use --pg local / --dsn"
+	if host := os.Getenv("DOCKER_HOST"); host != "" {
+		// testcontainers would quietly go on to the default socket; whoever
+		// named an engine means that one, as the docker command does.
+		if err := pingHost(ctx, host); err != nil {
+			return fmt.Errorf("no Docker engine answers at DOCKER_HOST=%s: %s: %w", host, advice, err)
+		}
+	}
 	cli, err := testcontainers.NewDockerClientWithOpts(ctx)
 	if err != nil {
 		return fmt.Errorf("no Docker engine answers: %s: %w", advice, err)
@@ -190,4 +240,15 @@ func DockerAvailable(ctx context.Context) error {
 		return fmt.Errorf("no Docker engine answers: %s: %w", advice, err)
 	}
 	return nil
+}
+
+// pingHost asks the Docker engine at host (a DOCKER_HOST value) to answer.
+func pingHost(ctx context.Context, host string) error {
+	cli, err := client.New(client.FromEnv, client.WithHost(host))
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	_, err = cli.Ping(ctx, client.PingOptions{})
+	return err
 }
