@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -59,7 +60,7 @@ func NewReplay(recs ...Recording) (*Replay, error) {
 		if t.Scenario != first.Scenario {
 			return nil, fmt.Errorf("cannot replay %s and %s together: one replay shows one scenario", first.Scenario, t.Scenario)
 		}
-		if !sameTimes(t.Times, first.Times) {
+		if !maps.Equal(t.Times, first.Times) {
 			return nil, fmt.Errorf("the recordings of %s were made with different times (%v and %v); replay them one at a time", t.Scenario, first.Times, t.Times)
 		}
 		if _, err := scenario.ParseRenewal(string(t.Knobs.Renewal)); err != nil {
@@ -76,18 +77,6 @@ func NewReplay(recs ...Recording) (*Replay, error) {
 	r.cur = r.recs[0]
 	r.now = startTime(r.cur.sc)
 	return r, nil
-}
-
-func sameTimes(a, b map[string]int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }
 
 func (r *Replay) find(k scenario.Knobs) *recording {

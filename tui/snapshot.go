@@ -50,9 +50,3 @@ func (s snapshot) prevResource() (int64, json.RawMessage) {
 	}
 	return s.sc.Resource.Epoch, s.sc.Resource.Value
 }
-
-// atStart reports whether the cursor is at the earliest time with nothing run.
-func (s snapshot) atStart() bool { return s.view.Pos == 0 && s.view.Now <= s.start }
-
-// atEnd reports whether every event ran and the cursor is at the end.
-func (s snapshot) atEnd() bool { return s.view.Pos >= len(s.sc.Events) && s.view.Now >= s.end }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/tui"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -106,7 +107,8 @@ func isOutDir(out string) bool {
 func (a *app) writeTranscriptDir(ctx context.Context, dir string, tr engine.Transcript, formats []string) error {
 	files := make([]engine.EvidenceFile, len(formats))
 	for i, f := range formats {
-		data, err := engine.RenderTranscript(tr, f)
+		// The TUI renders the asciicast and hands the rest to the engine.
+		data, err := tui.RenderTranscript(tr, f)
 		if err != nil {
 			return err
 		}

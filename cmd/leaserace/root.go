@@ -15,6 +15,7 @@ type rootFlags struct {
 	at        int64
 	exportDir string
 	pg        pgFlags
+	fallback  bool
 }
 
 func newRootCmd(a *app) *cobra.Command {
@@ -40,7 +41,11 @@ PostgreSQL comes from --pg: dsn (--dsn, DATABASE_URL or PG* variables),
 container (a throwaway container, image from --pg-image), local (a throwaway
 cluster from the installed server binaries) or auto, which tries them in that
 order and says why one was passed over. Whatever leaserace starts it stops,
-also on Ctrl-C.
+also on Ctrl-C. When auto finds no server at all, bare leaserace shows the
+recorded runs that ship with it instead, under a REPLAY banner that says why
+(--fallback=false exits 3 instead); leaserace replay FILE.json shows any
+recorded transcript that way. LEASERACE_PG_BINDIR, when set, is the only
+place --pg local looks for initdb and postgres (set and empty: nowhere).
 
 Exit codes: 0 ok, 1 check mismatch or runtime failure, 2 bad flag or input,
 3 no PostgreSQL server could start, 130 interrupted (Ctrl-C).
@@ -76,10 +81,11 @@ NO_COLOR turns colour off.`,
 	fs.Int64Var(&f.at, "at", 0, "open positioned at logical time T, every event up to T executed")
 	fs.StringVar(&f.exportDir, "export-dir", "", "where e writes exported transcripts (default the current directory)")
 	f.pg.register(fs, a.getenv)
+	fs.BoolVar(&f.fallback, "fallback", true, "with --pg auto, show the recorded runs when no PostgreSQL server can start (false: exit 3)")
 
 	root.AddCommand(newRunCmd(a), newCheckCmd(a), newScenariosCmd(a), newResourceCmd(a), newVersionCmd(a))
 	root.AddCommand(newExploreCmd(a), newStressCmd(a))
-	root.AddCommand(newVerifyCmd(a))
+	root.AddCommand(newVerifyCmd(a), newReplayCmd(a))
 	return root
 }
 
@@ -90,6 +96,8 @@ type tuiOptions struct {
 	at        *int64
 	exportDir string
 	pg        pgFlags
+	// fallback: no server at all shows the shipped recordings instead.
+	fallback bool
 }
 
 func (a *app) tui(ctx context.Context, cmd *cobra.Command, f rootFlags) error {
@@ -103,7 +111,10 @@ func (a *app) tui(ctx context.Context, cmd *cobra.Command, f rootFlags) error {
 	if err != nil {
 		return err
 	}
-	o := tuiOptions{scenario: f.scenario, knobs: k, exportDir: f.exportDir, pg: f.pg}
+	// Only auto falls back: a server named with --pg or --dsn that fails
+	// is a mistake to show, not to paper over.
+	o := tuiOptions{scenario: f.scenario, knobs: k, exportDir: f.exportDir, pg: f.pg,
+		fallback: f.fallback && f.pg.pg == "auto" && f.pg.dsn == ""}
 	if cmd.Flags().Changed("at") {
 		from, to := timeline(sc)
 		if f.at < from || f.at > to {

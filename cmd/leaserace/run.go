@@ -1,13 +1,14 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/tui"
 	"github.com/spf13/cobra"
 )
 
@@ -26,8 +27,10 @@ func newRunCmd(a *app) *cobra.Command {
 		Short: "Play a whole scenario headless and write its transcript",
 		Long: `Run starts PostgreSQL, plays every event of a scenario with the chosen knobs
 (each step's real SQL on the server, each write through the real resource)
-and writes the transcript: JSON for tools, Markdown for people, or a Mermaid
-sequence diagram for slides and design docs.
+and writes the transcript: JSON for tools, Markdown for people, a Mermaid
+sequence diagram for slides and design docs, or an asciicast (asciinema
+play) of the terminal UI's screen at every step, 120×40, with a marker per
+event.
 
 Progress and "PostgreSQL via <provider> in <time>" go to standard error; the
 transcript goes to standard output unless --out names a file. --out is
@@ -35,14 +38,18 @@ written atomically: a failed or interrupted run never leaves a half-written
 file, and an existing file is replaced only by a complete new one.
 
 Without --format, an --out file ending in .md gets Markdown, one ending in
-.mmd Mermaid, anything else JSON. An --out directory (one that exists, or a
-path ending in /) gets every format side by side, named after the scenario
-and knobs (renewal-race--blind-off.json, .md, .mmd); with --format, just that one.`,
+.mmd Mermaid, one ending in .cast the asciicast, anything else JSON. An --out
+directory (one that exists, or a path ending in /) gets every format side by
+side, named after the scenario and knobs (renewal-race--blind-off.json, .md,
+.mmd, .cast); with --format, just that one.`,
 		Example: `  # The race with a blind heartbeat and no fencing: UPDATE 1 at 1075, 2 effects, conflict
   leaserace run --scenario renewal-race --renewal blind --fencing off
 
   # The same with compare-and-renew, as Markdown into a file
   leaserace run --renewal compare --format md --out race-compare.md
+
+  # The screen at every step, to play with asciinema play race.cast
+  leaserace run --format cast --out race.cast
 
   # Your own scenario on a server you already have
   leaserace run --scenario ./my-race.yaml --pg dsn --dsn postgres://me@localhost/db`,
@@ -54,7 +61,7 @@ and knobs (renewal-race--blind-off.json, .md, .mmd); with --format, just that on
 	fs := cmd.Flags()
 	fs.StringVar(&f.scenario, "scenario", "renewal-race", "a built-in scenario's name or a scenario YAML file")
 	f.knobs.register(fs)
-	fs.StringVar(&f.format, "format", "", "transcript format: json, md or mermaid (default json, or md/mermaid for an --out ending in .md/.mmd)")
+	fs.StringVar(&f.format, "format", "", "transcript format: json, md, mermaid or cast (default json, or md/mermaid/cast for an --out ending in .md/.mmd/.cast)")
 	fs.StringVar(&f.out, "out", "", "write the transcript to this file, or every format into this directory, instead of standard output")
 	f.pg.register(fs, a.getenv)
 	return cmd
@@ -75,9 +82,12 @@ func (a *app) run(ctx context.Context, cmd *cobra.Command, f runFlags) error {
 		if strings.EqualFold(filepath.Ext(f.out), ".mmd") {
 			format = "mermaid"
 		}
+		if strings.EqualFold(filepath.Ext(f.out), ".cast") {
+			format = "cast"
+		}
 	}
-	if format != "json" && format != "md" && format != "mermaid" {
-		return usageErr("--format %q: want json, md or mermaid", format)
+	if !slices.Contains(tui.TranscriptFormats(), format) {
+		return usageErr("--format %q: want %s", format, strings.Join(tui.TranscriptFormats(), ", "))
 	}
 	outDir := isOutDir(f.out)
 	if f.out != "" && !outDir {
@@ -125,7 +135,7 @@ func (a *app) run(ctx context.Context, cmd *cobra.Command, f runFlags) error {
 		tr.Meta.Leaserace = version()
 	}
 	if outDir {
-		formats := engine.TranscriptFormats()
+		formats := tui.TranscriptFormats()
 		if cmd.Flags().Changed("format") {
 			formats = []string{format}
 		}
@@ -133,26 +143,19 @@ func (a *app) run(ctx context.Context, cmd *cobra.Command, f runFlags) error {
 	}
 
 	// Render fully before touching the output, so an encoding failure
-	// cannot leave a partial transcript behind either.
-	var buf bytes.Buffer
-	switch format {
-	case "md":
-		err = engine.WriteMarkdown(&buf, tr)
-	case "mermaid":
-		err = engine.WriteMermaid(&buf, tr)
-	default:
-		err = tr.WriteJSON(&buf)
-	}
+	// cannot leave a partial transcript behind either. The asciicast is
+	// drawn by the TUI's view code, so the TUI package renders every format.
+	data, err := tui.RenderTranscript(tr, format)
 	if err != nil {
 		return err
 	}
 	if f.out == "" {
-		if _, err := a.stdout.Write(buf.Bytes()); err != nil {
+		if _, err := a.stdout.Write(data); err != nil {
 			return fmt.Errorf("cannot write the transcript to standard output: %w", err)
 		}
 		return nil
 	}
-	if err := writeFileAtomic(ctx, f.out, buf.Bytes()); err != nil {
+	if err := writeFileAtomic(ctx, f.out, data); err != nil {
 		return err
 	}
 	a.infof("transcript (%s, %s, %d effects, %s) written to %s", format, k, tr.Outcome.Effects, tr.Outcome.Verdict, f.out)

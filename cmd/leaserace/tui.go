@@ -10,7 +10,9 @@ import (
 
 // runTUI hands the checked flags to the interactive UI, which starts the
 // provider itself so that its spinner can show the progress. A provider
-// that cannot start still ends the process with exit code 3.
+// that cannot start ends the process with exit code 3, unless the UI fell
+// back to the shipped recordings; then standard error says so on the way
+// out, under the screen the alternate screen gives back.
 func (a *app) runTUI(ctx context.Context, prov engine.Provider, o tuiOptions) error {
 	w := &watchedProvider{Provider: prov, a: a}
 	err := tui.Run(ctx, tui.Options{
@@ -19,12 +21,16 @@ func (a *app) runTUI(ctx context.Context, prov engine.Provider, o tuiOptions) er
 		Knobs:     o.knobs,
 		At:        o.at,
 		ExportDir: o.exportDir,
+		Fallback:  o.fallback,
 		NoColor:   a.noColor(),
 		In:        a.stdin,
 		Out:       a.stdout,
 	})
 	if err != nil && w.failed() && ctx.Err() == nil {
 		return withCode(exitNoServer, err)
+	}
+	if err == nil && w.failed() {
+		a.errorf("No PostgreSQL here (%s); showed the recorded runs instead. --dsn, Docker or the PostgreSQL server packages make leaserace run the race live.", tui.OfflineReason(w.err()))
 	}
 	return err
 }
@@ -48,6 +54,12 @@ func (w *watchedProvider) Start(ctx context.Context, progress func(string)) (*en
 		w.a.addSecretsFromDSN(srv.DSN)
 	}
 	return srv, err
+}
+
+func (w *watchedProvider) err() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.startErr
 }
 
 func (w *watchedProvider) failed() bool {

@@ -226,10 +226,24 @@ func serverCredential() (*syscall.Credential, error) {
 	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
 }
 
+// envBinDir, when set, is the only place findServerBinaries looks: a list
+// of directories like PATH. Set and empty, it looks nowhere, which is how
+// tests show leaserace a machine without PostgreSQL.
+const envBinDir = "LEASERACE_PG_BINDIR"
+
 // findServerBinaries looks for initdb and postgres side by side: on PATH
 // (also behind a symlink there), then in Debian's versioned directories,
 // newest first, then where a source build installs them.
 func findServerBinaries() (initdb, postgres string, err error) {
+	if only, ok := os.LookupEnv(envBinDir); ok {
+		for _, d := range filepath.SplitList(only) {
+			i, p := filepath.Join(d, "initdb"), filepath.Join(d, "postgres")
+			if d != "" && isExecutable(i) && isExecutable(p) {
+				return i, p, nil
+			}
+		}
+		return "", "", fmt.Errorf("%w (%s=%q says where to look)", ErrNoServerBinaries, envBinDir, only)
+	}
 	var dirs []string
 	if p, err := exec.LookPath("initdb"); err == nil {
 		dirs = append(dirs, filepath.Dir(p))
