@@ -63,6 +63,7 @@ type Model struct {
 	keys    keys.Map
 	help    help.Model
 	chooser chooser
+	explore explorer
 	boot    boot
 	phase   phase
 
@@ -265,6 +266,9 @@ func (m Model) key(km tea.KeyMsg) (tea.Model, tea.Cmd) {
 		m.chooser, cmd = m.chooser.Update(km)
 		return m, cmd
 	}
+	if m.explore.open {
+		return m.exploreKey(km)
+	}
 	switch {
 	case key.Matches(km, m.keys.Help):
 		m.help.ShowAll = !m.help.ShowAll
@@ -293,6 +297,8 @@ func (m Model) key(km tea.KeyMsg) (tea.Model, tea.Cmd) {
 		return m.enqueue(op{kind: opFencing})
 	case key.Matches(km, m.keys.Export):
 		return m.enqueue(op{kind: opExport})
+	case key.Matches(km, m.keys.Explore):
+		return m.openExplore()
 	case key.Matches(km, m.keys.Reconnect):
 		// Reconnecting is the way out of an error: drop what was queued.
 		m.queue = nil
@@ -417,6 +423,13 @@ func (m Model) done(d doneMsg) (tea.Model, tea.Cmd) {
 		ri.walkAt = d.op.index
 		m.replay = &ri
 		m.status = m.walkStatus(d.info)
+	case opExplore:
+		m.explore.grid = d.grid
+		if d.grid.of(m.snap.sc, d.grid.vary) {
+			m = m.showExplore()
+		}
+	case opJump:
+		m.status = []span{styled(&m.st.Changed, strings.Join(d.change.Lines, " · ")), plain(fmt.Sprintf(" · replayed to t=%d", m.snap.view.Now))}
 	}
 	if len(m.queue) > 0 {
 		next := m.queue[0]
@@ -445,6 +458,10 @@ func (m *Model) record(d doneMsg) {
 		}
 	case opOpen:
 		e = m.entry(engine.SessionScenario)
+	case opJump:
+		// The run now plays another variant of the scenario.
+		e = m.entry(engine.SessionScenario)
+		e.Change = slices.Clone(d.change.Lines)
 	case opWalk:
 		// Walking a recorded session is, for the new session, a jump.
 		e = m.entry(engine.SessionSeek)

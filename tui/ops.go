@@ -36,19 +36,25 @@ const (
 	opExport
 	opOpen
 	opWalk
+	opExplore
+	opJump
 )
 
 func (k opKind) String() string {
 	return [...]string{"next", "previous", "tick forward", "tick back", "start", "end",
-		"renewal toggle", "fencing cycle", "reconnect", "export", "open scenario", "session walk"}[k]
+		"renewal toggle", "fencing cycle", "reconnect", "export", "open scenario", "session walk",
+		"explore map", "explore jump"}[k]
 }
 
-// op is a queued request; name is the scenario for opOpen, index the
-// session entry (1-based) for opWalk.
+// op is a queued request; name is the scenario for opOpen and the varied
+// time for opJump, index the session entry (1-based) for opWalk; at and
+// knobs are the map cell opJump goes to.
 type op struct {
 	kind  opKind
 	name  string
 	index int
+	at    int64
+	knobs scenario.Knobs
 }
 
 // doneMsg is what an engine command reports back to Update.
@@ -64,6 +70,8 @@ type doneMsg struct {
 	paths  []string
 	info   string
 	err    error
+	// grid is the map an opExplore swept.
+	grid *exploreGrid
 }
 
 // opEnv is what a command needs, copied from the model when it starts.
@@ -174,6 +182,10 @@ func (e opEnv) command(o op) tea.Cmd {
 			return e.open(ctx, o.name)
 		case opWalk:
 			return e.walkTo(ctx, e.walk)
+		case opExplore:
+			return e.explore(ctx)
+		case opJump:
+			return e.jump(ctx, o)
 		}
 		return doneMsg{err: fmt.Errorf("unknown request %d", o.kind)}
 	})

@@ -101,15 +101,24 @@ func (m Model) noColor() bool {
 
 // banner is the REPLAY banner: what recording is on show, where and when
 // it was recorded, why there is no database (offline) and the session
-// keys. It is empty for a live run.
-func (m Model) banner(w int) []string {
+// keys. It is empty for a live run. compact is the short form for a small
+// screen: the file, the day and the provider, and that there is no
+// PostgreSQL (standard error gives the reason on the way out).
+func (m Model) banner(w int, compact bool) []string {
 	ri, rec := m.replay, m.snap.rec
 	if ri == nil || rec == nil {
 		return nil
 	}
 	st := m.st
-	p := []span{styled(&st.Alarm, " REPLAY "), plain(" "), plain(recordingOrigin(*rec))}
-	p = append(p, plain(" · "+recordedWhereWhen(rec.Transcript.Meta)+" · no database in use"))
+	tag := []span{styled(&st.Alarm, " REPLAY "), plain(" ")}
+	if compact {
+		p := append(tag, plain(strings.TrimPrefix(recordingOrigin(*rec), shippedPrefix)+" · "+recordedWhereWhen(rec.Transcript.Meta, true)))
+		if ri.offline != "" {
+			p = append(p, plain(" · "), styled(&st.Warn, "No PostgreSQL here:"), plain(" r/f switch recorded runs"))
+		}
+		return wrap(p, w, "", "  ")
+	}
+	p := append(tag, plain(recordingOrigin(*rec)), plain(" · "+recordedWhereWhen(rec.Transcript.Meta, false)+" · no database in use"))
 	lines := wrap(p, w, "", "  ")
 	if ri.offline != "" {
 		msg := []span{
@@ -125,20 +134,23 @@ func (m Model) banner(w int) []string {
 	return lines
 }
 
+const shippedPrefix = "shipped recording "
+
 // recordingOrigin names the file on show: its base name, or the shipped
 // transcript's name.
 func recordingOrigin(rec engine.Recording) string {
 	t := rec.Transcript
 	name := engine.TranscriptName(t.Scenario, t.Knobs) + ".json"
 	if rec.Origin == engine.OriginShipped || rec.Origin == "" {
-		return "shipped recording " + name
+		return shippedPrefix + name
 	}
 	return filepath.Base(rec.Origin)
 }
 
 // recordedWhereWhen is "recorded 2026-12-02 17:17 UTC on local, PostgreSQL
-// 15.18", with what Meta lacks left out.
-func recordedWhereWhen(meta *engine.Meta) string {
+// 15.18", with what Meta lacks left out; short is "recorded 2026-12-02 on
+// local".
+func recordedWhereWhen(meta *engine.Meta, short bool) string {
 	if meta == nil {
 		return "recorded where and when unknown"
 	}
@@ -147,13 +159,16 @@ func recordedWhereWhen(meta *engine.Meta) string {
 		when := meta.RecordedAt
 		if t, err := time.Parse(time.RFC3339, meta.RecordedAt); err == nil {
 			when = t.UTC().Format("2006-01-02 15:04 UTC")
+			if short {
+				when = t.UTC().Format("2006-01-02")
+			}
 		}
 		s += " " + when
 	}
 	if meta.Provider != "" {
 		s += " on " + meta.Provider
 	}
-	if meta.ServerVersion != "" {
+	if meta.ServerVersion != "" && !short {
 		v, _, _ := strings.Cut(meta.ServerVersion, " (")
 		if meta.Provider != "" {
 			s += ","

@@ -129,7 +129,7 @@ func TestReplayFrameMatchesTheLiveFrame(t *testing.T) {
 		live := at1075(t, k, 200, 60)
 		m := replayModel(t, shippedReplay(t, "renewal-race", k), "", 200, 60)
 		m = press(t, m, "right", "right", "right", "right", "right")
-		banner := m.banner(200)
+		banner := m.banner(200, false)
 		got := strings.Split(m.View(), "\n")
 		if len(banner) == 0 || len(got) < len(banner) {
 			t.Fatalf("%s: no banner", k)
@@ -174,6 +174,14 @@ func TestOfflineBannerSaysWhyAndHowToSwitch(t *testing.T) {
 		}
 	}
 	checkFrame(t, "offline", m.View(), 80, 24)
+	// At 1075 the full banner would squeeze the panes at 80×24: the short
+	// one keeps every line of the story.
+	at := press(t, m, "right", "right", "right", "right", "right")
+	v = at.View()
+	if !strings.Contains(v, "REPLAY") || !strings.Contains(flatText(v), "No PostgreSQL here") || !strings.Contains(v, "UPDATE 1") || strings.Contains(v, "…") {
+		t.Errorf("80×24 at 1075 offline:\n%s", v)
+	}
+	checkFrame(t, "offline at 1075", v, 80, 24)
 	// s opens the shipped recordings of another scenario, same knobs.
 	m = press(t, m, "s", "down", "enter")
 	if m.err != nil || m.snap.sc.Name == "renewal-race" || m.snap.rec == nil || m.snap.rec.Origin != engine.OriginShipped {
@@ -475,5 +483,57 @@ func TestCastPlaysInAsciinema(t *testing.T) {
 	}
 	if !bytes.Contains(out, []byte("UPDATE 1")) || !bytes.Contains(out, []byte("2 effects")) {
 		t.Errorf("asciinema cat shows no race:\n%.2000s", out)
+	}
+}
+
+func flatText(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// Run falls back to the shipped recordings when the provider cannot start
+// and Fallback is set: the banner says why, and q ends it without error.
+func TestRunFallsBackToRecordings(t *testing.T) {
+	at := int64(1075)
+	keys, out, done := runTUI(t, context.Background(), Options{
+		Provider: engine.DSNProvider{DSN: "postgres://nobody@127.0.0.1:1/none?connect_timeout=2"},
+		Fallback: true, At: &at,
+	})
+	// 80×24 by default: the short banner.
+	out.waitFor(t, "PostgreSQL here: r/f switch recorded runs")
+	out.waitFor(t, "UPDATE 1")
+	if _, err := keys.Write([]byte("q")); err != nil {
+		t.Fatal(err)
+	}
+	if err := waitRun(t, done); err != nil {
+		t.Fatalf("Run after a fallback: %v", err)
+	}
+}
+
+// A scenario file has no shipped recordings: the provider's failure stands.
+func TestRunFallbackNeedsABuiltinScenario(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "renewal-race.yaml")
+	src, err := os.ReadFile(filepath.Join("..", "assets", "scenarios", "renewal-race.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, done := runTUI(t, context.Background(), Options{
+		Provider: engine.DSNProvider{DSN: "postgres://nobody@127.0.0.1:1/none?connect_timeout=2"},
+		Fallback: true, Scenario: file,
+	})
+	err = waitRun(t, done)
+	if err == nil || !strings.Contains(err.Error(), "dsn provider") || !strings.Contains(err.Error(), "no recorded run can be shown") {
+		t.Fatalf("Run returned %v, want the provider's failure and why nothing recorded could stand in", err)
+	}
+}
+
+func TestRunShowsAReplay(t *testing.T) {
+	keys, out, done := runTUI(t, context.Background(), Options{Replay: shippedReplay(t, "control", blindOff())})
+	out.waitFor(t, "REPLAY")
+	if _, err := keys.Write([]byte("lq")); err != nil {
+		t.Fatal(err)
+	}
+	if err := waitRun(t, done); err != nil {
+		t.Fatalf("Run of a replay: %v", err)
 	}
 }

@@ -1,7 +1,9 @@
 // Package tui is leaserace's terminal UI: the lease-renewal race stepped
 // one event at a time against a real PostgreSQL server, with the
 // coordinator row, the heartbeats in flight and the protected resource side
-// by side, and the knobs toggled live.
+// by side, and the knobs toggled live. The same screen replays recorded
+// transcripts without a database (engine.Replay, under a REPLAY banner)
+// and draws the frames of an asciicast (WriteCast).
 package tui
 
 import (
@@ -51,8 +53,9 @@ type Options struct {
 const closeTimeout = 30 * time.Second
 
 // Run starts PostgreSQL with the provider, opens the scenario and runs the
-// TUI until the presenter quits or ctx is cancelled. Before it returns it
-// closes every run and server it started, whatever the reason it ends. A
+// TUI until the presenter quits or ctx is cancelled; with o.Replay it shows
+// that replay instead and touches no database. Before it returns it closes
+// every run and server it started, whatever the reason it ends. A
 // cancelled ctx returns an error wrapping the context's error.
 func Run(ctx context.Context, o Options) (err error) {
 	var sc *scenario.Scenario

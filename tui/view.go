@@ -7,6 +7,7 @@ import (
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/leaserace/leaserace/tui/keys"
 )
 
 // The smallest terminal the full screen fits in; below it the TUI says so.
@@ -72,10 +73,14 @@ func (m Model) frame(w, h int) string {
 		lines = nil
 	default:
 		sc := newSections(m, w)
-		for _, l := range layouts() {
-			lines = sc.screen(l)
-			if len(lines) <= h {
-				break
+		lines = sc.fit(h)
+		if m.replay != nil && (len(lines) > h || sc.lossy) {
+			// A tight screen keeps the story whole and says REPLAY in
+			// fewer words.
+			cc := newSections(m, w)
+			cc.compact = true
+			if alt := cc.fit(h); len(alt) <= h {
+				lines, sc = alt, cc
 			}
 		}
 		if m.help.ShowAll && (len(lines) > h || sc.lossy) {
@@ -118,6 +123,21 @@ type sections struct {
 	panes, sql, narration map[[2]int][]string
 	// lossy is set when the last arrangement tried shortened a section.
 	lossy bool
+	// compact shortens the REPLAY banner to fit a small screen.
+	compact bool
+}
+
+// fit lays the screen out in the roomiest arrangement that fits h lines,
+// or the tightest one when none does.
+func (c *sections) fit(h int) []string {
+	var lines []string
+	for _, l := range layouts() {
+		lines = c.screen(l)
+		if len(lines) <= h {
+			break
+		}
+	}
+	return lines
 }
 
 func newSections(m Model, w int) *sections {
@@ -140,7 +160,7 @@ func memo[K comparable](cache map[K][]string, k K, f func() []string) []string {
 // helpPage is the header, the timeline and the full key help.
 func (c *sections) helpPage() []string {
 	m, w := c.m, c.w
-	out := append(m.banner(w), m.header(w)...)
+	out := append(m.banner(w, c.compact), m.header(w)...)
 	out = append(out, m.timeline(w, false, true)...)
 	out = append(out, "")
 	out = append(out, m.helpLines(w)...)
@@ -154,7 +174,7 @@ func (c *sections) screen(l layout) []string {
 	c.lossy = l.paneMax > 0 || l.sqlMax > 0 || l.noteMax > 0
 	if c.header == nil {
 		// The REPLAY banner leads the header: it is never squeezed out.
-		c.header = append(m.banner(w), m.header(w)...)
+		c.header = append(m.banner(w, c.compact), m.header(w)...)
 		c.status = m.statusLines(w)
 		if !m.cast {
 			c.help = m.helpLines(w)
@@ -175,6 +195,8 @@ func (c *sections) screen(l layout) []string {
 			c.chooser = m.chooser.View(m.st, w)
 		}
 		out = append(out, c.chooser...)
+	} else if m.explore.open {
+		out = append(out, m.exploreLines(w)...)
 	} else {
 		b := btoi(l.boxes)
 		out = append(out, memo(c.panes, [2]int{b, l.paneMax}, func() []string { return m.panes(w, l) })...)
@@ -279,6 +301,8 @@ func (m Model) helpLines(w int) []string {
 	var km help.KeyMap = m.keys
 	if m.chooser.open {
 		km = m.chooser.keys
+	} else if m.explore.open {
+		km = keys.DefaultExplorer()
 	}
 	h := m.help
 	// bubbles/help adds an item that overflows when even its ellipsis does

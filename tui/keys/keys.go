@@ -16,6 +16,7 @@ type Map struct {
 	Fencing   key.Binding
 	Scenario  key.Binding
 	Export    key.Binding
+	Explore   key.Binding
 	Reconnect key.Binding
 	Help      key.Binding
 	Quit      key.Binding
@@ -39,11 +40,12 @@ func Default() Map {
 		Fencing:   key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "fencing off→strict→monotonic")),
 		Scenario:  key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "choose scenario")),
 		Export:    key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "export")),
+		Explore:   key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "explore map")),
 		Reconnect: key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "reconnect")),
 		Help:      key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "fewer keys")),
 		Quit:      key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
-		WalkNext:  key.NewBinding(key.WithKeys("]"), key.WithHelp("]", "session: next action"), key.WithDisabled()),
-		WalkPrev:  key.NewBinding(key.WithKeys("["), key.WithHelp("[", "session: previous action"), key.WithDisabled()),
+		WalkNext:  key.NewBinding(key.WithKeys("]"), key.WithHelp("]", "session: next"), key.WithDisabled()),
+		WalkPrev:  key.NewBinding(key.WithKeys("["), key.WithHelp("[", "session: back"), key.WithDisabled()),
 	}
 }
 
@@ -88,7 +90,7 @@ func brief(b key.Binding, desc string) key.Binding {
 func (m Map) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		enabled(m.Next, m.Prev, m.TickNext, m.TickPrev, m.Start, m.End),
-		enabled(m.Play, m.Renewal, m.Fencing, m.Scenario),
+		enabled(m.Play, m.Renewal, m.Fencing, m.Scenario, m.Explore),
 		enabled(m.Export, m.Reconnect, m.WalkNext, m.WalkPrev, m.Help, m.Quit),
 	}
 }
@@ -116,3 +118,37 @@ func (c Chooser) ShortHelp() []key.Binding { return []key.Binding{c.Up, c.Down, 
 
 // FullHelp lists the chooser's keys in one column.
 func (c Chooser) FullHelp() [][]key.Binding { return [][]key.Binding{c.ShortHelp()} }
+
+// Explorer is the bindings of the explore map.
+type Explorer struct {
+	Left  key.Binding
+	Right key.Binding
+	Up    key.Binding
+	Down  key.Binding
+	Jump  key.Binding
+	Close key.Binding
+}
+
+// DefaultExplorer returns the explore map's bindings.
+func DefaultExplorer() Explorer {
+	return Explorer{
+		Left:  key.NewBinding(key.WithKeys("left", "h"), key.WithHelp("←/h", "earlier")),
+		Right: key.NewBinding(key.WithKeys("right", "l"), key.WithHelp("→/l", "later")),
+		Up:    key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "setting above")),
+		Down:  key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "setting below")),
+		Jump:  key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "run this cell")),
+		Close: key.NewBinding(key.WithKeys("esc", "x"), key.WithHelp("esc/x", "close")),
+	}
+}
+
+// ShortHelp lists the map's keys, the four arrows as one.
+func (e Explorer) ShortHelp() []key.Binding {
+	move := e.Left
+	move.SetHelp("←→↑↓", "move")
+	return []key.Binding{move, e.Jump, e.Close}
+}
+
+// FullHelp lists the map's keys in two columns.
+func (e Explorer) FullHelp() [][]key.Binding {
+	return [][]key.Binding{{e.Left, e.Right, e.Up, e.Down}, {e.Jump, e.Close}}
+}

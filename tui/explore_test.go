@@ -1,0 +1,161 @@
+package tui
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/scenario"
+)
+
+// oneLine is a frame's text with wrapping undone, for phrases that may
+// break across lines.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func liveRun(t *testing.T, m Model) *engine.Run {
+	t.Helper()
+	r, ok := m.Run().(*engine.Run)
+	if !ok {
+		t.Fatalf("run is a %T, want a live *engine.Run", m.Run())
+	}
+	return r
+}
+
+func TestExploreMapsRenewalRaceAndJumps(t *testing.T) {
+	m := at1075(t, blindOff(), 120, 40)
+	m = press(t, m, "x")
+	if m.err != nil {
+		t.Fatalf("explore failed: %v", m.err)
+	}
+	if !m.explore.open || m.explore.grid == nil {
+		t.Fatal("x did not open the map")
+	}
+	g := m.explore.grid
+	if g.vary.Name != "arrival" || g.values[0] != 1060 || g.values[len(g.values)-1] != 1135 {
+		t.Fatalf("map sweeps %+v over %d..%d, want arrival 1060..1135", g.vary, g.values[0], g.values[len(g.values)-1])
+	}
+	for i, k := range g.rows {
+		for j, at := range g.values {
+			c := g.cells[i][j]
+			if c.Verdict == "" {
+				t.Fatalf("%s at %d: no verdict", k, at)
+			}
+			conflict := c.Verdict == scenario.VerdictConflict
+			switch {
+			case k == blindOff() && conflict != (at >= 1070):
+				t.Errorf("blind/off at arrival %d: verdict %s, want conflict exactly from 1070 (B's takeover) on", at, c.Verdict)
+			case k.Renewal == scenario.RenewalCompare && conflict:
+				t.Errorf("%s at arrival %d: conflict; compare-and-renew never conflicts", k, at)
+			}
+		}
+	}
+
+	row, col := m.exploreCurrent()
+	if g.rows[row] != blindOff() || g.values[col] != 1075 {
+		t.Fatalf("highlighted %s at %d, want blind/off at 1075", g.rows[row], g.values[col])
+	}
+	if m.explore.row != row || m.explore.col != col {
+		t.Fatalf("cursor at %d,%d, want the highlighted cell %d,%d", m.explore.row, m.explore.col, row, col)
+	}
+	v := m.View()
+	checkFrame(t, "map", v, 120, 40)
+	for _, want := range []string{"Map of renewal-race", "▶ blind/off", "▼ arrival=1075 on screen", "[✗2]", "enter runs it"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("map at 120×40 lacks %q:\n%s", want, v)
+		}
+	}
+	small := send(t, m, tea.WindowSizeMsg{Width: 80, Height: 24})
+	v = small.View()
+	checkFrame(t, "map", v, 80, 24)
+	for _, want := range []string{"▶ blind/off", "▼ arrival=1075", "[✗2]", "Showing", "esc/x close"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("map at 80×24 lacks %q:\n%s", want, v)
+		}
+	}
+
+	// One column right is arrival 1076, still blind/off.
+	m = press(t, m, "right")
+	if c := m.explore.grid.cells[m.explore.row][m.explore.col]; c.Values["arrival"] != 1076 {
+		t.Fatalf("cursor moved to %v, want arrival 1076", c.Values)
+	}
+	if !strings.Contains(m.View(), "<✗2>[✗2]") {
+		t.Errorf("the run on screen and the cursor are not both marked:\n%s", m.View())
+	}
+	m = press(t, m, "enter")
+	if m.err != nil || m.explore.open {
+		t.Fatalf("after enter: err %v, map open %v", m.err, m.explore.open)
+	}
+	run := liveRun(t, m)
+	if got := run.Scenario().Times["arrival"]; got != 1076 {
+		t.Fatalf("run's arrival is %d, want 1076", got)
+	}
+	if run.Knobs() != blindOff() || m.snap.view.Now != 1075 {
+		t.Fatalf("run at t=%d with %s, want t=1075 with blind/off", m.snap.view.Now, run.Knobs())
+	}
+	if v := oneLine(m.View()); !strings.Contains(v, "explore: arrival 1075 → 1076, knobs blind/off · replayed to t=1075") {
+		t.Errorf("screen does not say what enter did:\n%s", m.View())
+	}
+	last := m.Session()[len(m.Session())-1]
+	if last.Kind != engine.SessionScenario || !slices.Contains(last.Change, "explore: arrival 1075 → 1076, knobs blind/off") {
+		t.Errorf("session entry %+v, want a scenario entry saying what the jump changed", last)
+	}
+	m = press(t, m, "right")
+	if st := m.snap.last(); st == nil || st.Action != scenario.ActionDeliver || st.T != 1076 {
+		t.Fatalf("next step %+v, want the heartbeat delivered at 1076", st)
+	}
+
+	// The same scenario's map comes back without a new sweep, on the new
+	// arrival; down three rows is compare/off.
+	m = press(t, m, "x")
+	if !m.explore.open || m.explore.grid != g {
+		t.Fatal("x did not reopen the same map")
+	}
+	row, col = m.exploreCurrent()
+	if g.values[col] != 1076 || m.explore.col != col || m.explore.row != row {
+		t.Fatalf("reopened on %d, cursor %d,%d, want 1076 under the cursor", g.values[col], m.explore.row, m.explore.col)
+	}
+	m = press(t, m, "down", "down", "down", "enter")
+	want := knobs(scenario.RenewalCompare, scenario.FencingOff)
+	if k := liveRun(t, m).Knobs(); k != want || m.snap.view.Knobs != want {
+		t.Fatalf("knobs %s (screen %s), want %s", k, m.snap.view.Knobs, want)
+	}
+	if v := oneLine(m.View()); !strings.Contains(v, "knobs blind/off → compare/off") || !strings.Contains(v, "compare-and-renew") {
+		t.Errorf("screen does not show the new knobs:\n%s", m.View())
+	}
+
+	m = press(t, m, "x")
+	if !m.explore.open {
+		t.Fatal("x did not reopen the map")
+	}
+	if m = press(t, m, "esc"); m.explore.open {
+		t.Fatal("esc did not close the map")
+	}
+	m = press(t, m, "x", "x")
+	if m.explore.open {
+		t.Fatal("x did not close the map")
+	}
+}
+
+func TestExploreWithoutNamedTimesSaysSo(t *testing.T) {
+	m := openModel(t, "revoked-writer", blindOff(), 100, 30)
+	m = press(t, m, "x")
+	if m.explore.open || m.busy {
+		t.Fatal("x opened a map for a scenario without named times")
+	}
+	if v := oneLine(m.View()); !strings.Contains(v, "has no named times") {
+		t.Errorf("screen does not say why there is no map:\n%s", m.View())
+	}
+}
+
+func TestExploreNeedsALiveRun(t *testing.T) {
+	m := replayModel(t, shippedReplay(t, "renewal-race", blindOff()), "", 100, 30)
+	m = press(t, m, "x")
+	if m.explore.open || m.busy {
+		t.Fatal("x opened a map on a replay")
+	}
+	if v := oneLine(m.View()); !strings.Contains(v, "the map needs a live PostgreSQL run") {
+		t.Errorf("screen does not say the map needs a live run:\n%s", m.View())
+	}
+}
