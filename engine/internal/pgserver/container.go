@@ -45,8 +45,8 @@ const (
 	// containerStartTimeout bounds a start that no longer listens to its
 	// caller's cancellation.
 	containerStartTimeout = 3 * time.Minute
-	containerUser        = "leaserace"
-	containerDatabase    = "leaserace"
+	containerUser         = "leaserace"
+	containerDatabase     = "leaserace"
 )
 
 func (p ContainerProvider) image() string {
