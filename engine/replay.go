@@ -328,25 +328,10 @@ func (r *Replay) state() (*scenario.Lease, ResourceSnap, []Message) {
 	return st.Coordinator, st.Resource, st.InFlight
 }
 
-// outcome sums up the recorded state at the cursor the way Run does: an
-// accepted effect below the highest epoch accepted before it is a conflict.
+// outcome sums up the recorded state at the cursor the way Run does.
 func (r *Replay) outcome() Outcome {
 	coord, res, _ := r.state()
-	o := Outcome{Verdict: scenario.VerdictSafe, Coordinator: cloneLease(coord)}
-	o.Resource = scenario.ResourceState{Epoch: res.Epoch, Value: res.Value}
-	high := r.cur.Transcript.Initial.Resource.Epoch
-	for _, e := range res.Effects {
-		if !e.Accepted {
-			o.Rejected++
-			continue
-		}
-		o.Effects++
-		if e.Epoch < high {
-			o.Verdict = scenario.VerdictConflict
-		}
-		high = max(high, e.Epoch)
-	}
-	return o
+	return outcomeOf(coord, res, r.cur.Transcript.Initial.Resource.Epoch)
 }
 
 // Steps returns the recorded steps shown so far.

@@ -534,11 +534,16 @@ func (r *Run) PlayAll(ctx context.Context) error {
 }
 
 // outcome sums up the current state.
-func (r *Run) outcome() Outcome {
-	o := Outcome{Verdict: scenario.VerdictSafe, Coordinator: cloneLease(r.st.coord)}
-	o.Resource = scenario.ResourceState{Epoch: r.st.res.Epoch, Value: r.st.res.Value}
-	high := r.sc.Resource.Epoch
-	for _, e := range r.st.res.Effects {
+func (r *Run) outcome() Outcome { return outcomeOf(r.st.coord, r.st.res, r.sc.Resource.Epoch) }
+
+// outcomeOf sums up a state the same way for live runs and replays: an
+// accepted effect below the highest epoch accepted before it (the initial
+// epoch included) is a conflict.
+func outcomeOf(coord *scenario.Lease, res ResourceSnap, initialEpoch int64) Outcome {
+	o := Outcome{Verdict: scenario.VerdictSafe, Coordinator: cloneLease(coord)}
+	o.Resource = scenario.ResourceState{Epoch: res.Epoch, Value: res.Value}
+	high := initialEpoch
+	for _, e := range res.Effects {
 		if !e.Accepted {
 			o.Rejected++
 			continue
