@@ -7,6 +7,7 @@ import (
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/leaserace/leaserace/engine"
 	"github.com/leaserace/leaserace/tui/keys"
 )
 
@@ -280,7 +281,12 @@ func (m Model) statusLines(w int) []string {
 	}
 	if m.err != nil {
 		what := "The last step failed"
-		if lostServer(m.err) {
+		// The engine knows which part failed; ask it before guessing from
+		// the error's text, which a dead resource shares with a dead server.
+		switch {
+		case engine.IsResourceDown(m.err):
+			what = "The resource stopped answering"
+		case engine.IsServerGone(m.err) || lostServer(m.err):
 			what = "PostgreSQL went away"
 		}
 		// The way out first: a long error must not push it off screen.
