@@ -146,15 +146,21 @@ func (r *Run) resourceSchema() string { return r.schema + "_res" }
 // dial opens one session whose application_name names the actor, so
 // pg_stat_activity shows who is who, with search_path on the run's schema.
 func (r *Run) dial(ctx context.Context, actor string) (*pgx.Conn, error) {
-	cc, err := pgx.ParseConfig(r.cfg.DSN)
+	return dialSession(ctx, r.cfg.DSN, r.schema, "leaserace "+actor+" "+r.schema, actor)
+}
+
+// dialSession connects with an application_name and the search_path set
+// once, for every session a run or a stress rig opens.
+func dialSession(ctx context.Context, dsn, schema, appName, who string) (*pgx.Conn, error) {
+	cc, err := pgx.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("cannot read the connection string: %s", RedactDSN(err.Error()))
 	}
-	cc.RuntimeParams["application_name"] = "leaserace " + actor + " " + r.schema
-	cc.RuntimeParams["search_path"] = r.schema
+	cc.RuntimeParams["application_name"] = appName
+	cc.RuntimeParams["search_path"] = schema
 	c, err := pgx.ConnectConfig(ctx, cc)
 	if err != nil {
-		return nil, fmt.Errorf("cannot connect to PostgreSQL for %s: %w", actor, err)
+		return nil, fmt.Errorf("cannot connect to PostgreSQL for %s: %w", who, err)
 	}
 	return c, nil
 }

@@ -307,17 +307,7 @@ func openRig(ctx context.Context, cfg StressConfig) (_ *rig, err error) {
 // dial opens one session whose application_name says which lane and holder
 // it is, so pg_stat_activity shows the race, with search_path on the schema.
 func (r *rig) dial(ctx context.Context, who string) (*pgx.Conn, error) {
-	cc, err := pgx.ParseConfig(r.cfg.DSN)
-	if err != nil {
-		return nil, fmt.Errorf("cannot read the connection string: %s", RedactDSN(err.Error()))
-	}
-	cc.RuntimeParams["application_name"] = "leaserace stress " + who + " " + r.schema
-	cc.RuntimeParams["search_path"] = r.schema
-	c, err := pgx.ConnectConfig(ctx, cc)
-	if err != nil {
-		return nil, fmt.Errorf("cannot connect to PostgreSQL for stress %s: %w", who, err)
-	}
-	return c, nil
+	return dialSession(ctx, r.cfg.DSN, r.schema, "leaserace stress "+who+" "+r.schema, "stress "+who)
 }
 
 // close stops every resource (each drops its own schema), drops the stress

@@ -96,11 +96,7 @@ func (a *app) checkAll(ctx context.Context, f checkFlags) error {
 	if err != nil {
 		return err
 	}
-	prov, err := f.pg.provider(a)
-	if err != nil {
-		return err
-	}
-	srv, err := a.startServer(ctx, prov)
+	srv, err := a.startPG(ctx, &f.pg)
 	if err != nil {
 		return err
 	}
@@ -201,11 +197,7 @@ func (a *app) checkCase(ctx context.Context, cmd *cobra.Command, f checkFlags) e
 		}
 		variant = f.variant
 	}
-	prov, err := f.pg.provider(a)
-	if err != nil {
-		return err
-	}
-	srv, err := a.startServer(ctx, prov)
+	srv, err := a.startPG(ctx, &f.pg)
 	if err != nil {
 		return err
 	}

@@ -94,11 +94,7 @@ func (a *app) explore(ctx context.Context, f exploreFlags) error {
 	if err := engine.CheckVary(sc, vary); err != nil {
 		return usageErr("--vary: %w", err)
 	}
-	prov, err := f.pg.provider(a)
-	if err != nil {
-		return err
-	}
-	srv, err := a.startServer(ctx, prov)
+	srv, err := a.startPG(ctx, &f.pg)
 	if err != nil {
 		return err
 	}

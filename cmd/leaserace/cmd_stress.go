@@ -102,11 +102,7 @@ func (a *app) stress(ctx context.Context, cmd *cobra.Command, f stressFlags) err
 		// gets the seed back exactly.
 		seed = rand.Uint64() >> 11
 	}
-	prov, err := f.pg.provider(a)
-	if err != nil {
-		return err
-	}
-	srv, err := a.startServer(ctx, prov)
+	srv, err := a.startPG(ctx, &f.pg)
 	if err != nil {
 		return err
 	}

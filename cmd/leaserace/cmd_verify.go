@@ -61,11 +61,7 @@ func (a *app) verify(ctx context.Context, files []string, pg pgFlags) error {
 		}
 		trs[i] = tr
 	}
-	prov, err := pg.provider(a)
-	if err != nil {
-		return err
-	}
-	srv, err := a.startServer(ctx, prov)
+	srv, err := a.startPG(ctx, &pg)
 	if err != nil {
 		return err
 	}

@@ -45,6 +45,16 @@ func (p *pgFlags) provider(a *app) (engine.Provider, error) {
 	return prov, nil
 }
 
+// startPG checks the --pg flags and starts the server they name; the caller
+// must closeServer the result on every path.
+func (a *app) startPG(ctx context.Context, p *pgFlags) (*engine.Server, error) {
+	prov, err := p.provider(a)
+	if err != nil {
+		return nil, err
+	}
+	return a.startServer(ctx, prov)
+}
+
 // startServer starts PostgreSQL with progress on standard error. The caller
 // must closeServer the result on every path.
 func (a *app) startServer(ctx context.Context, prov engine.Provider) (*engine.Server, error) {

@@ -60,11 +60,7 @@ func (a *app) resource(ctx context.Context, f resourceFlags) error {
 	if err := checkListen(f.listen, f.allowRemote); err != nil {
 		return err
 	}
-	prov, err := f.pg.provider(a)
-	if err != nil {
-		return err
-	}
-	srv, err := a.startServer(ctx, prov)
+	srv, err := a.startPG(ctx, &f.pg)
 	if err != nil {
 		return err
 	}

@@ -99,12 +99,7 @@ func (a *app) run(ctx context.Context, cmd *cobra.Command, f runFlags) error {
 	if err != nil {
 		return err
 	}
-	prov, err := f.pg.provider(a)
-	if err != nil {
-		return err
-	}
-
-	srv, err := a.startServer(ctx, prov)
+	srv, err := a.startPG(ctx, &f.pg)
 	if err != nil {
 		return err
 	}
