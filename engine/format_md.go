@@ -400,7 +400,7 @@ func sessionWords(e SessionEntry) string {
 
 // argJSON shows an argument as the transcript's JSON does.
 func argJSON(a any) string {
-	b, err := json.Marshal(a)
+	b, err := scenario.MarshalPlain(a)
 	if err != nil {
 		return fmt.Sprint(a)
 	}

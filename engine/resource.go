@@ -593,7 +593,7 @@ func (r *Resource) serveHTTP(w http.ResponseWriter, req *http.Request) {
 }
 
 func send(w http.ResponseWriter, rep reply) {
-	b, err := json.Marshal(rep.body)
+	b, err := scenario.MarshalPlain(rep.body)
 	if err != nil {
 		rep.status = http.StatusInternalServerError
 		b, _ = json.Marshal(errorBody{Error: "the resource cannot encode its answer: " + err.Error()})

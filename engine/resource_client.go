@@ -153,7 +153,7 @@ func (c *ResourceClient) Healthy(ctx context.Context) error {
 func (c *ResourceClient) do(ctx context.Context, method, path, what string, in, out any, ok ...int) (int, error) {
 	var body io.Reader
 	if in != nil {
-		b, err := json.Marshal(in)
+		b, err := scenario.MarshalPlain(in)
 		if err != nil {
 			return 0, fmt.Errorf("cannot encode the %s for the resource at %s: %w", what, c.base, err)
 		}

@@ -20,7 +20,7 @@ func (w Write) MarshalJSON() ([]byte, error) {
 	if len(v) == 0 {
 		v = json.RawMessage("null")
 	}
-	return json.Marshal([]any{w.Epoch, v})
+	return MarshalPlain([]any{w.Epoch, v})
 }
 
 // Fixture is one check of the revoked-writer case: the resource starts at
@@ -45,7 +45,7 @@ func RevokedWriterFixtures(n int64) ([]Fixture, error) {
 		return nil, fmt.Errorf("variant %d: want a whole number from 1 to %d (e = 10·N must keep e-1 nonnegative)", n, int64(MaxVariant))
 	}
 	e := 10 * n
-	s := func(v string) json.RawMessage { b, _ := json.Marshal(v); return b }
+	s := func(v string) json.RawMessage { b, _ := MarshalPlain(v); return b }
 	w := func(epoch int64, v json.RawMessage) Write { return Write{Epoch: epoch, Value: v} }
 	num := json.RawMessage(strconv.FormatInt(n, 10))
 	null := json.RawMessage("null")

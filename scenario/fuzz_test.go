@@ -229,8 +229,9 @@ func FuzzParseFixtures(f *testing.F) {
 				}
 			}
 		}
-		// What was accepted, written out again, reads back the same.
-		out, err := json.Marshal(got)
+		// What was accepted, written out again the way leaserace writes
+		// JSON, reads back the same.
+		out, err := scenario.MarshalPlain(got)
 		if err != nil {
 			t.Fatalf("cannot write accepted fixtures back: %v", err)
 		}

@@ -580,7 +580,7 @@ func checkT(t int64, expr string) (int64, string, error) {
 
 // jsonValue turns a decoded YAML value into canonical JSON.
 func jsonValue(v any) (json.RawMessage, error) {
-	b, err := json.Marshal(normalize(v))
+	b, err := MarshalPlain(normalize(v))
 	if err != nil {
 		return nil, fmt.Errorf("cannot be written as JSON: %w", err)
 	}

@@ -1,0 +1,48 @@
+package scenario_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/leaserace/leaserace/scenario"
+)
+
+// Values are shown to people: &, < and > must come out as typed, not as
+// \u0026, \u003c and \u003e (json.Marshal's HTML escaping).
+func TestValuesKeepAmpersandsAndAngleBrackets(t *testing.T) {
+	sc, err := scenario.Parse("amp.yaml", []byte(`name: amp
+window: {from: 0, to: 10}
+ttl: 60
+initial:
+  resource: {epoch: 0, value: {note: "a<b>&c"}}
+events:
+  - {t: 1, actor: W, action: write, epoch: 1, value: "Tom & Jerry <3>"}
+expect:
+  - {renewal: "*", fencing: "*", effects: 1, verdict: safe}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(sc.Events[0].Value), `"Tom & Jerry <3>"`; got != want {
+		t.Errorf("event value %s, want %s", got, want)
+	}
+	if got, want := string(sc.Resource.Value), `{"note":"a<b>&c"}`; got != want {
+		t.Errorf("initial value %s, want %s", got, want)
+	}
+
+	fx := []scenario.Fixture{{Check: "a&b", Initial: scenario.Write{Epoch: 1, Value: json.RawMessage(`"<x>"`)}, Writes: []scenario.Write{{Epoch: 2, Value: json.RawMessage(`"&"`)}}}}
+	b, err := scenario.MarshalPlain(fx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(b), `[{"check":"a&b","initial":[1,"<x>"],"writes":[[2,"&"]],"expected":[0,null]}]`; got != want {
+		t.Errorf("fixtures written as\n%s\nwant\n%s", got, want)
+	}
+	back, err := scenario.ParseFixtures("fixtures.json", b)
+	if err != nil {
+		t.Fatalf("written fixtures read back: %v", err)
+	}
+	if string(back[0].Writes[0].Value) != `"&"` {
+		t.Errorf("fixture value read back as %s", back[0].Writes[0].Value)
+	}
+}
