@@ -145,7 +145,10 @@ func BuildEvidence(ctx context.Context, cfg EvidenceConfig) (Evidence, error) {
 	errs := make([]error, len(scs))
 	var wg sync.WaitGroup
 	for i, sc := range scs {
-		wg.Go(func() { runs[i], errs[i] = RecordAll(ctx, cfg, sc) })
+		wg.Go(func() {
+			defer CatchPanic(&errs[i])
+			runs[i], errs[i] = RecordAll(ctx, cfg, sc)
+		})
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {

@@ -102,7 +102,8 @@ func Explore(ctx context.Context, dsn string, sc *scenario.Scenario, vary []Vary
 	)
 	g, gctx := errgroup.WithContext(ctx)
 	for range min(exploreLanes(), total) {
-		g.Go(func() error {
+		g.Go(func() (err error) {
+			defer CatchPanic(&err)
 			run, err := Open(gctx, Config{DSN: dsn, Scenario: sc, Knobs: all[0]})
 			if err != nil {
 				return err

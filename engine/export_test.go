@@ -10,3 +10,7 @@ func KillResource(r *Run) {
 		_ = r.res.srv.Close()
 	}
 }
+
+// FaultsBuilt says whether this test binary was built with the
+// leaserace_faults tag.
+const FaultsBuilt = faultsBuilt

@@ -54,7 +54,17 @@ type Run struct {
 	now   int64
 	steps []Step
 	st    state
+	// faults is used only by builds made for fault-injection tests.
+	faults faultState //lint:ignore U1000 used by builds with the leaserace_faults tag
 }
+
+// faultStage is where in a step a test build may inject a fault.
+type faultStage int
+
+const (
+	beforeStepSQL faultStage = iota
+	afterStepSQL
+)
 
 // state is what the engine knows between steps, all of it read from the
 // server or the resource except the actors' beliefs and the network.
@@ -584,6 +594,7 @@ func cloneRes(s ResourceSnap) ResourceSnap {
 func (r *Run) exec(ctx context.Context, ev scenario.Event) (Step, error) {
 	st := Step{T: ev.T, Actor: ev.Actor, Action: ev.Action, Heartbeat: ev.Heartbeat, Args: []any{}}
 	prev := cloneLease(r.st.coord)
+	r.faultPoint(beforeStepSQL, ev)
 	var err error
 	switch ev.Action {
 	case scenario.ActionSend:
@@ -613,6 +624,7 @@ func (r *Run) exec(ctx context.Context, ev scenario.Event) (Step, error) {
 	if err != nil {
 		return st, err
 	}
+	r.faultPoint(afterStepSQL, ev)
 	if ev.Note != "" {
 		st.Note += " " + ev.Note
 	}

@@ -353,7 +353,8 @@ func (r *rig) race(ctx context.Context, k scenario.Knobs, done0, total int) (Str
 	next := 0
 	g, gctx := errgroup.WithContext(ctx)
 	for _, ln := range r.lanes {
-		g.Go(func() error {
+		g.Go(func() (err error) {
+			defer CatchPanic(&err)
 			for {
 				mu.Lock()
 				i := next
@@ -415,8 +416,8 @@ func (ln *lane) episode(ctx context.Context, renewal scenario.Renewal, plan []Ho
 	tallies := make([]tally, len(ln.holders))
 	g, gctx := errgroup.WithContext(ctx)
 	for h := range ln.holders {
-		g.Go(func() error {
-			var err error
+		g.Go(func() (err error) {
+			defer CatchPanic(&err)
 			tallies[h], err = ln.hold(gctx, h, renewal, plan[h], start)
 			return err
 		})

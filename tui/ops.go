@@ -102,11 +102,13 @@ func (e opEnv) exec(o op, f func(ctx context.Context) doneMsg) tea.Cmd {
 		defer e.s.end()
 		ctx, cancel := context.WithTimeout(e.s.ctx, opTimeout)
 		defer cancel()
+		var err error
 		defer func() {
-			if r := recover(); r != nil {
-				msg = doneMsg{op: o, err: fmt.Errorf("leaserace hit a bug during %s (%v); the screen still shows the state before it", o.kind, r)}
+			if err != nil {
+				msg = doneMsg{op: o, err: fmt.Errorf("during %s: %w", o.kind, err)}
 			}
 		}()
+		defer engine.CatchPanic(&err)
 		d := f(ctx)
 		d.op = o
 		return d

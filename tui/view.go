@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -283,7 +284,10 @@ func (m Model) statusLines(w int) []string {
 		what := "The last step failed"
 		// The engine knows which part failed; ask it before guessing from
 		// the error's text, which a dead resource shares with a dead server.
+		var bug *engine.PanicError
 		switch {
+		case errors.As(m.err, &bug):
+			what = "leaserace hit a bug (please report it)"
 		case engine.IsResourceDown(m.err):
 			what = "The resource stopped answering"
 		case engine.IsServerGone(m.err) || lostServer(m.err):

@@ -108,6 +108,7 @@ func (a *app) checkAll(ctx context.Context, f checkFlags) error {
 	var wg sync.WaitGroup
 	for i, sc := range scs {
 		wg.Go(func() {
+			defer engine.CatchPanic(&errs[i])
 			rows[i], errs[i] = engine.CheckScenario(ctx, srv.DSN, sc)
 			if errs[i] != nil {
 				errs[i] = fmt.Errorf("checking %s: %w", sc.Name, errs[i])
@@ -239,8 +240,8 @@ func (p orderedPolicies) MarshalJSON() ([]byte, error) {
 		if i > 0 {
 			buf.WriteByte(',')
 		}
-		k, _ := json.Marshal(name)
-		v, err := json.Marshal(p[name])
+		k, _ := scenario.MarshalPlain(name)
+		v, err := scenario.MarshalPlain(p[name])
 		if err != nil {
 			return nil, err
 		}
@@ -296,8 +297,8 @@ func writeCaseText(w io.Writer, rep engine.CaseReport, n int) error {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "  CHECK\tACTUAL\tEXPECTED\tOUTCOME")
 		for _, o := range p.Observations {
-			act, _ := json.Marshal(o.Actual)
-			exp, _ := json.Marshal(o.Expected)
+			act, _ := scenario.MarshalPlain(o.Actual)
+			exp, _ := scenario.MarshalPlain(o.Expected)
 			out := "passed"
 			if !o.Passed {
 				out = "FAILED"

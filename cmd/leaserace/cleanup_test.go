@@ -1,10 +1,10 @@
 package main
 
 // The cleanup suite: leaserace run is ended every way it can end (normal
-// exit, an error mid-run, SIGINT and SIGTERM while PostgreSQL is starting
-// and while the scenario runs), ten times each on a local cluster and a
-// DSN, once or twice on a container, and after every run the leftovers are
-// counted: cluster processes, temp directories, containers, listening
+// exit, an error mid-run, a panic inside a step, SIGINT and SIGTERM while
+// PostgreSQL is starting and while the scenario runs), ten times each on a
+// local cluster, a DSN and a container, and after every run the leftovers
+// are counted: cluster processes, temp directories, containers, listening
 // ports and schemas. The count must be zero.
 
 import (
@@ -32,9 +32,12 @@ import (
 	"github.com/testcontainers/testcontainers-go"
 )
 
-// cleanupRepeats is how often each way of ending is tried on the cheap
-// providers.
+// cleanupRepeats is how often each way of ending is tried.
 const cleanupRepeats = 10
+
+// panicTimes are the renewal race's step times, one per kind of step (send,
+// expire, acquire, deliver, effect): the panic ending hits them in turn.
+var panicTimes = [...]int64{1055, 1060, 1070, 1075, 1080}
 
 // ending is one way a run of the binary ends.
 type ending struct {
@@ -47,7 +50,10 @@ type ending struct {
 	killServer bool
 	// badValue plays a scenario whose write PostgreSQL refuses mid-run.
 	badValue bool
-	codes    []int
+	// panics makes the binary (built with the leaserace_faults tag) panic
+	// inside a step of the renewal race, after that step's SQL ran.
+	panics bool
+	codes  []int
 	// repeats, when set, overrides how often the ending is tried.
 	repeats int
 }
@@ -56,6 +62,7 @@ func endings(provider string) []ending {
 	out := []ending{
 		{name: "normal exit", codes: []int{0}},
 		{name: "error mid-run", badValue: true, codes: []int{1}},
+		{name: "panic inside a step", panics: true, codes: []int{exitBug}},
 		{name: "SIGINT mid-run", signal: os.Interrupt, stage: "run", codes: []int{130}},
 		{name: "SIGTERM mid-run", signal: syscall.SIGTERM, stage: "run", codes: []int{143}},
 	}
@@ -117,16 +124,13 @@ func TestCleanupContainer(t *testing.T) {
 		}
 		t.Skipf("no Docker engine: %v", err)
 	}
-	// Containers are slow to start: each ending once, a signal twice
-	// (its timing races the start), sequentially so they do not crowd a
-	// small CI machine.
+	// Containers are slow to start; the endings share go test's -parallel
+	// slots with the rest of the package, and each run's containers are
+	// told apart by their session label.
 	for _, e := range endings("container") {
-		n := 1
-		if e.signal != nil {
-			n = 2
-		}
 		t.Run(e.name, func(t *testing.T) {
-			repeatEnding(t, e, n, func(t *testing.T, i int) []string {
+			t.Parallel()
+			repeatEnding(t, e, cleanupRepeats, func(t *testing.T, i int) []string {
 				return []string{"--pg", "container"}
 			})
 		})
@@ -171,6 +175,10 @@ func runAndCount(t *testing.T, e ending, i int, pgArgs []string, extra ...func(*
 	if e.signal == nil && !e.killServer && !e.badValue {
 		args = append([]string{"run"}, pgArgs...) // the short built-in race
 	}
+	var fault string
+	if e.panics {
+		fault = fmt.Sprintf("panic@%d", panicTimes[i%len(panicTimes)])
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.Command(built.path, args...)
@@ -181,7 +189,7 @@ func runAndCount(t *testing.T, e ending, i int, pgArgs []string, extra ...func(*
 		// from any other test's.
 		cmd = exec.Command("sh", append([]string{"-c", `"$0" "$@"; exit $?`, built.path}, args...)...)
 	}
-	cmd.Env = append(childEnv(), "TMPDIR="+tmp, "NO_COLOR=1")
+	cmd.Env = append(childEnv(), "TMPDIR="+tmp, "NO_COLOR=1", "LEASERACE_FAULT="+fault)
 	stderr := &lockedWriter{w: &bytes.Buffer{}}
 	cmd.Stdout, cmd.Stderr = &bytes.Buffer{}, stderr
 	if err := cmd.Start(); err != nil {
@@ -247,6 +255,17 @@ func runAndCount(t *testing.T, e ending, i int, pgArgs []string, extra ...func(*
 	}
 	if e.killServer && !strings.Contains(stderr.String(), "PostgreSQL") {
 		t.Errorf("run %d: the message does not name PostgreSQL:\n%s", i, stderr.String())
+	}
+	if e.killServer && strings.Contains(stderr.String(), "warning") {
+		// The cluster goes with its data directory: nothing to warn about.
+		t.Errorf("run %d: a warning about cleaning up a server that is removed anyway:\n%s", i, stderr.String())
+	}
+	if e.panics {
+		for _, want := range []string{"injected fault: panic inside the step at t=", "This is a bug in leaserace", "goroutine "} {
+			if !strings.Contains(stderr.String(), want) {
+				t.Errorf("run %d (%s): the bug report lacks %q:\n%s", i, fault, want, stderr.String())
+			}
+		}
 	}
 
 	var left []string

@@ -14,15 +14,18 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/leaserace/leaserace/engine"
+	"github.com/spf13/cobra"
 	tclog "github.com/testcontainers/testcontainers-go/log"
 )
 
 // Exit codes, also listed in the root command's help.
 const (
 	exitOK        = 0
-	exitFailure   = 1 // a check mismatch or a runtime failure
-	exitUsage     = 2 // a bad flag, scenario file or fixtures file
-	exitNoServer  = 3 // no PostgreSQL provider could start
+	exitFailure   = 1  // a check mismatch or a runtime failure
+	exitUsage     = 2  // a bad flag, scenario file or fixtures file
+	exitNoServer  = 3  // no PostgreSQL provider could start
+	exitBug       = 70 // a panic inside leaserace (EX_SOFTWARE)
 	exitInterrupt = 130
 	exitTerm      = 143
 )
@@ -44,8 +47,17 @@ func realMain() int {
 	defer stopTerm()
 
 	a := newApp(os.Stdin, os.Stdout, os.Stderr, os.Getenv)
-	err := newRootCmd(a).ExecuteContext(ctx)
-	return a.finish(err, intCtx, ctx)
+	return a.finish(a.execute(ctx, newRootCmd(a)), intCtx, ctx)
+}
+
+// execute runs the command line. A panic on the command's own goroutine has
+// unwound through every deferred Close by the time it reaches the recover
+// here, so what the command started is stopped; it comes back as a
+// *engine.PanicError and ends the process with exit 70 and a bug report
+// rather than Go's crash dump.
+func (a *app) execute(ctx context.Context, root *cobra.Command) (err error) {
+	defer engine.CatchPanic(&err)
+	return root.ExecuteContext(ctx)
 }
 
 // app is what every command shares: the process's streams and environment,
@@ -107,6 +119,11 @@ func (a *app) finish(err error, intCtx, ctx context.Context) int {
 	case ctx.Err() != nil:
 		a.errorf("terminated; everything leaserace started has been stopped")
 		return exitTerm
+	}
+	var pe *engine.PanicError
+	if errors.As(err, &pe) {
+		a.errorf("hit a bug (%s)\nThis is a bug in leaserace, not in your input; everything it started has been stopped.\nPlease report it with this message and the stack below.\n%s", err.Error(), pe.Stack)
+		return exitBug
 	}
 	a.errorf("%s", err.Error())
 	var ee *exitError

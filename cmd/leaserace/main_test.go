@@ -62,7 +62,9 @@ func buildBinary() error {
 		return err
 	}
 	path := filepath.Join(dir, "leaserace")
-	cmd := exec.Command(gobin, "build", "-o", path, ".")
+	// The leaserace_faults tag adds LEASERACE_FAULT, with which the tests
+	// make the real binary fail inside a real step; see engine/faults_on.go.
+	cmd := exec.Command(gobin, "build", "-tags", "leaserace_faults", "-o", path, ".")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
@@ -123,7 +125,7 @@ func childEnv() []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
-		if k == "DATABASE_URL" || strings.HasPrefix(k, "PG") || k == "NO_COLOR" {
+		if k == "DATABASE_URL" || strings.HasPrefix(k, "PG") || k == "NO_COLOR" || k == "LEASERACE_FAULT" {
 			continue
 		}
 		env = append(env, kv)

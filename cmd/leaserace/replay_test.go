@@ -62,22 +62,27 @@ func runHidden(t *testing.T, env []string, args ...string) result {
 // status lands in.
 func tmuxHidden(t *testing.T, env []string, w, h int, args ...string) (*tmuxSession, string) {
 	t.Helper()
+	envBin, err := exec.LookPath("env")
+	if err != nil {
+		t.Skip("no env(1) to start the binary with a bare environment")
+	}
+	line := append([]string{envBin, "-i"}, env...)
+	return tmuxStart(t, w, h, append(append(line, built.path), args...)...)
+}
+
+// tmuxStart runs the command line in a detached tmux server of its own, in
+// a pane of w×h that stays after the program exits (so its last screen can
+// be read), and returns the session and the file its exit status lands in.
+func tmuxStart(t *testing.T, w, h int, line ...string) (*tmuxSession, string) {
+	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		if os.Getenv("LEASERACE_REQUIRE_POSTGRES") == "" {
 			t.Skip("tmux is not installed; this test drives the UI through it")
 		}
 		t.Fatal("tmux is not installed, and LEASERACE_REQUIRE_POSTGRES asks for every end-to-end test")
 	}
-	envBin, err := exec.LookPath("env")
-	if err != nil {
-		t.Skip("no env(1) to start the binary with a bare environment")
-	}
 	dir := t.TempDir()
 	status := filepath.Join(dir, "status")
-	line := []string{envBin, "-i"}
-	line = append(line, env...)
-	line = append(line, built.path)
-	line = append(line, args...)
 	quoted := make([]string, len(line))
 	for i, c := range line {
 		quoted[i] = shellQuote(c)

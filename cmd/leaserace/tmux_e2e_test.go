@@ -1,8 +1,6 @@
 package main
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -67,12 +65,6 @@ func shellQuote(s string) string {
 // UPDATE 0, exports with e and reads the transcript back, resizes to
 // 80×24, quits with q and checks the exit status.
 func TestTmuxEndToEnd(t *testing.T) {
-	if _, err := exec.LookPath("tmux"); err != nil {
-		if os.Getenv("LEASERACE_REQUIRE_POSTGRES") == "" {
-			t.Skip("tmux is not installed; this test drives the UI through it")
-		}
-		t.Fatal("tmux is not installed, and LEASERACE_REQUIRE_POSTGRES asks for every end-to-end test")
-	}
 	dsn := pgtest.DSN(t)
 	dir, err := os.MkdirTemp("", "lr-tmux-")
 	if err != nil {
@@ -83,29 +75,8 @@ func TestTmuxEndToEnd(t *testing.T) {
 	if err := os.Mkdir(exportDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	status := filepath.Join(dir, "status")
-
-	cmdline := []string{built.path, "--scenario", "renewal-race", "--at", "1075", "--renewal", "blind", "--fencing", "off",
-		"--pg", "dsn", "--dsn", dsn, "--export-dir", exportDir}
-	quoted := make([]string, len(cmdline))
-	for i, c := range cmdline {
-		quoted[i] = shellQuote(c)
-	}
-	script := filepath.Join(dir, "run.sh")
-	body := strings.Join(quoted, " ") + "\necho $? > " + shellQuote(status) + "\n"
-	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
-		t.Fatal(err)
-	}
-
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	s := &tmuxSession{t: t, socket: "leaserace-test-" + hex.EncodeToString(b[:])}
-	if out, err := s.tmux("new-session", "-d", "-s", "lr", "-x", "120", "-y", "40", "sh "+shellQuote(script)); err != nil {
-		t.Fatalf("tmux new-session: %v %s", err, out)
-	}
-	t.Cleanup(func() { _, _ = s.tmux("kill-server") })
-	// Keep the pane after the program exits, so its last screen can be read.
-	_, _ = s.tmux("set-option", "-t", "lr", "remain-on-exit", "on")
+	s, status := tmuxStart(t, 120, 40, built.path, "--scenario", "renewal-race", "--at", "1075", "--renewal", "blind", "--fencing", "off",
+		"--pg", "dsn", "--dsn", dsn, "--export-dir", exportDir)
 
 	s.waitScreen("UPDATE 1", time.Minute)
 	s.keys("r")
@@ -144,14 +115,7 @@ func TestTmuxEndToEnd(t *testing.T) {
 	}
 
 	s.keys("q")
-	var code string
-	for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
-		if data, err := os.ReadFile(status); err == nil && strings.HasSuffix(string(data), "\n") {
-			code = strings.TrimSpace(string(data))
-			break
-		}
-	}
-	if code != "0" {
+	if code := exitStatus(t, s, status); code != "0" {
 		t.Fatalf("exit status after q: %q, want 0; screen:\n%s", code, s.screen())
 	}
 }
@@ -168,4 +132,74 @@ func readExported(t *testing.T, path string) engine.Transcript {
 		t.Fatalf("%s: %v", path, err)
 	}
 	return tr
+}
+
+// TestTmuxFaultsShownInPlace drives the TUI through two injected faults on
+// its own local cluster: the run's resource killed (the next write fails
+// and the screen names the resource), then a panic inside a step (the
+// screen names a bug). R brings the run back each time; the race still ends
+// in its two effects and a conflict, q exits 0, and the cluster, its
+// directory and its processes are gone.
+func TestTmuxFaultsShownInPlace(t *testing.T) {
+	tmp, err := os.MkdirTemp("", "lr-tmux-faults-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(tmp)
+	// The local cluster runs as the postgres user and must reach it.
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// resource-down fires before the acquire at 1070, so B's effect at
+	// 1070 is the write that finds no resource; the panic hits A's effect.
+	s, status := tmuxStart(t, 120, 40, "env", "TMPDIR="+tmp, "NO_COLOR=1", "LEASERACE_FAULT=resource-down@1070,panic@1080",
+		built.path, "--scenario", "renewal-race", "--renewal", "blind", "--fencing", "off", "--pg", "local")
+
+	s.waitScreen("event 0/6", 2*time.Minute)
+	s.keys("Right")
+	s.waitScreen("event 1/6", 10*time.Second)
+	s.keys("Right")
+	s.waitScreen("event 2/6", 10*time.Second)
+	s.keys("Right")
+	s.waitScreen("event 3/6", 10*time.Second)
+	began := time.Now()
+	s.keys("Right")
+	scr := s.waitFlat("The resource stopped answering", 10*time.Second)
+	if d := time.Since(began); d > time.Second {
+		t.Errorf("the dead resource took %s to show, want within a second", d)
+	}
+	if !strings.Contains(scr, "event 3/6") {
+		t.Errorf("the screen did not keep the last good step:\n%s", scr)
+	}
+	s.keys("R")
+	s.waitFlat("reconnected and replayed to t=1070", 30*time.Second)
+	s.keys("Right")
+	s.waitScreen("event 4/6", 10*time.Second)
+	s.keys("Right")
+	s.waitScreen("UPDATE 1", 10*time.Second)
+
+	s.keys("Right")
+	scr = s.waitFlat("leaserace hit a bug", 10*time.Second)
+	if !strings.Contains(flat(scr), "injected fault: panic inside the step at t=1080") || !strings.Contains(scr, "event 5/6") {
+		t.Errorf("the panic is not reported in place over the last good step:\n%s", scr)
+	}
+	s.keys("R")
+	s.waitFlat("reconnected and replayed to t=1075", 30*time.Second)
+	s.keys("Right")
+	scr = s.waitScreen("event 6/6", 10*time.Second)
+	if !strings.Contains(flat(scr), "2 effects / CONFLICT") {
+		t.Errorf("after both faults the race does not end in 2 effects and a conflict:\n%s", scr)
+	}
+
+	s.keys("q")
+	if code := exitStatus(t, s, status); code != "0" {
+		t.Fatalf("exit status after q: %q, want 0; screen:\n%s", code, s.screen())
+	}
+	for _, p := range processesUnder(t, tmp) {
+		t.Errorf("left behind: %s", p)
+	}
+	entries, _ := os.ReadDir(tmp)
+	for _, e := range entries {
+		t.Errorf("left behind: %s", filepath.Join(tmp, e.Name()))
+	}
 }

@@ -1,0 +1,17 @@
+//go:build !leaserace_faults
+
+package engine
+
+import "github.com/leaserace/leaserace/scenario"
+
+// faultsBuilt says whether this build can inject faults; release builds
+// cannot. See faults_on.go.
+const faultsBuilt = false
+
+// faultState is empty in release builds.
+//
+//lint:ignore U1000 Run.faults is used by builds with the leaserace_faults tag.
+type faultState struct{}
+
+// faultPoint does nothing in release builds.
+func (r *Run) faultPoint(faultStage, scenario.Event) {}

@@ -1,0 +1,59 @@
+//go:build leaserace_faults
+
+package engine
+
+// Built only with -tags leaserace_faults, which the command's end-to-end
+// tests use: they need a real binary to fail inside a real step, and no
+// input can make it (a scenario that could would be a bug of its own).
+//
+// LEASERACE_FAULT lists faults, comma-separated, each KIND@T for the step at
+// logical time T, each fired once per run:
+//
+//	panic@1080          panic inside that step, after its SQL ran
+//	resource-down@1075  kill the run's resource just before that step
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/leaserace/leaserace/scenario"
+)
+
+const faultsBuilt = true
+
+// faultState remembers which faults already fired, so a Reconnect's replay
+// does not hit them again.
+type faultState struct{ fired map[string]bool }
+
+func (r *Run) faultPoint(stage faultStage, ev scenario.Event) {
+	for _, f := range strings.Split(os.Getenv("LEASERACE_FAULT"), ",") {
+		f = strings.TrimSpace(f)
+		kind, at, ok := strings.Cut(f, "@")
+		if !ok || r.faults.fired[f] {
+			continue
+		}
+		t, err := strconv.ParseInt(at, 10, 64)
+		if err != nil || t != ev.T {
+			continue
+		}
+		switch {
+		case kind == "resource-down" && stage == beforeStepSQL:
+			if r.res != nil {
+				// As if its process died: listener and connections close.
+				_ = r.res.srv.Close()
+			}
+		case kind == "panic" && stage == afterStepSQL:
+		default:
+			continue
+		}
+		if r.faults.fired == nil {
+			r.faults.fired = map[string]bool{}
+		}
+		r.faults.fired[f] = true
+		if kind == "panic" {
+			panic(fmt.Sprintf("injected fault: panic inside the step at t=%d", ev.T))
+		}
+	}
+}
