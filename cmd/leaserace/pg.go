@@ -98,6 +98,25 @@ func (a *app) closeServer(srv *engine.Server) {
 	}
 }
 
+// closeRun drops the run's schemas and stops its resource, and says what
+// stays behind if that fails. When the server itself is gone, a throwaway
+// one leaves nothing (closeServer removes it with its data), so that is not
+// worth a warning; a server given by DSN keeps the schemas until someone
+// drops them, so the warning says so.
+func (a *app) closeRun(run *engine.Run, srv *engine.Server) {
+	ctx, cancel := cleanupContext()
+	defer cancel()
+	err := run.Close(ctx)
+	switch {
+	case err == nil:
+	case engine.IsServerGone(err) && srv.Provider != "dsn":
+	case engine.IsServerGone(err):
+		a.errorf("warning: PostgreSQL cannot be reached, so the run's schemas stay on it; drop them once it is back (%v)", err)
+	default:
+		a.errorf("warning: could not clean up the run: %v", err)
+	}
+}
+
 // cleanupContext is a fresh context for closing things after the command's
 // own context has ended.
 func cleanupContext() (context.Context, context.CancelFunc) {

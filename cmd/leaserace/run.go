@@ -112,13 +112,7 @@ func (a *app) run(ctx context.Context, cmd *cobra.Command, f runFlags) error {
 	if err != nil {
 		return fmt.Errorf("cannot prepare the run of %s: %w", sc.Name, err)
 	}
-	defer func() {
-		cctx, cancel := cleanupContext()
-		defer cancel()
-		if err := run.Close(cctx); err != nil {
-			a.errorf("warning: could not clean up the run: %v", err)
-		}
-	}()
+	defer a.closeRun(run, srv)
 	if err := run.PlayAll(ctx); err != nil {
 		return fmt.Errorf("%s (%s) stopped: %w", sc.Name, k, err)
 	}
