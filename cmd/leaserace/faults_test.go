@@ -81,6 +81,10 @@ func TestFaultHeadlessRunNamesPostgreSQL(t *testing.T) {
 	if !strings.Contains(errOut, "lost the connection to PostgreSQL") {
 		t.Errorf("the message does not name PostgreSQL:\n%s", errOut)
 	}
+	// A server given by DSN keeps the run's schemas: say so, and which.
+	if !strings.Contains(errOut, "the run's schemas stay on it; drop them once it is back") || !strings.Contains(errOut, "lr_") {
+		t.Errorf("no word that the run's schemas stay on the server, and which:\n%s", errOut)
+	}
 	if out != "" {
 		t.Errorf("a failed run printed a transcript:\n%s", clipOut(out))
 	}

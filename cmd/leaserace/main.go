@@ -68,8 +68,9 @@ type app struct {
 	stdout, stderr io.Writer
 	getenv         func(string) string
 
-	mu      sync.Mutex // guards secrets
-	secrets []string
+	mu       sync.Mutex // guards secrets and warnings
+	secrets  []string
+	warnings []string
 }
 
 func newApp(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) *app {
@@ -106,9 +107,23 @@ func withCode(code int, err error) error {
 	return &exitError{code: code, err: err}
 }
 
-// finish prints err, if any, and picks the exit code. A signal wins over
-// whatever error it caused, so Ctrl-C always ends with 130.
+// finish prints err, if any, then the warnings cleaning up left, and picks
+// the exit code.
 func (a *app) finish(err error, intCtx, ctx context.Context) int {
+	code := a.report(err, intCtx, ctx)
+	a.mu.Lock()
+	warnings := a.warnings
+	a.warnings = nil
+	a.mu.Unlock()
+	for _, w := range warnings {
+		a.errorf("warning: %s", w)
+	}
+	return code
+}
+
+// report prints err, if any, and picks the exit code. A signal wins over
+// whatever error it caused, so Ctrl-C always ends with 130.
+func (a *app) report(err error, intCtx, ctx context.Context) int {
 	if err == nil {
 		return exitOK
 	}
@@ -140,6 +155,14 @@ func (a *app) errorf(format string, args ...any) {
 	msg := strings.TrimRight(a.scrub(fmt.Sprintf(format, args...)), "\n")
 	msg = strings.ReplaceAll(msg, "\n", "\n  ")
 	fmt.Fprintf(a.stderr, "leaserace: %s\n", msg)
+}
+
+// warnf keeps a warning for finish to print after the command's own error:
+// cleaning up runs on the way out, and what went wrong should read first.
+func (a *app) warnf(format string, args ...any) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.warnings = append(a.warnings, fmt.Sprintf(format, args...))
 }
 
 // infof prints a progress or status line to standard error, keeping

@@ -94,7 +94,7 @@ func (a *app) closeServer(srv *engine.Server) {
 	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 	defer cancel()
 	if err := srv.Close(ctx); err != nil {
-		a.errorf("warning: could not stop PostgreSQL (%s) cleanly: %v", srv.Provider, err)
+		a.warnf("could not stop PostgreSQL (%s) cleanly: %v", srv.Provider, err)
 	}
 }
 
@@ -111,9 +111,9 @@ func (a *app) closeRun(run *engine.Run, srv *engine.Server) {
 	case err == nil:
 	case engine.IsServerGone(err) && srv.Provider != "dsn":
 	case engine.IsServerGone(err):
-		a.errorf("warning: PostgreSQL cannot be reached, so the run's schemas stay on it; drop them once it is back (%v)", err)
+		a.warnf("PostgreSQL cannot be reached, so the run's schemas stay on it; drop them once it is back (%v)", err)
 	default:
-		a.errorf("warning: could not clean up the run: %v", err)
+		a.warnf("could not clean up the run: %v", err)
 	}
 }
 

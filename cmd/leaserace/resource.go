@@ -83,7 +83,7 @@ func (a *app) resource(ctx context.Context, f resourceFlags) error {
 		cctx, cancel := cleanupContext()
 		defer cancel()
 		if err := res.Close(cctx); err != nil {
-			a.errorf("warning: could not stop the resource cleanly: %v", err)
+			a.warnf("could not stop the resource cleanly: %v", err)
 		}
 	}()
 
