@@ -128,18 +128,23 @@ func Parse(name string, src []byte) (*Scenario, error) {
 	if len(src) > MaxFileSize {
 		return nil, &Error{File: name, Msg: fmt.Sprintf("is %d bytes; a scenario file may be at most %d", len(src), MaxFileSize)}
 	}
-	tree, err := parser.ParseBytes(src, 0)
+	tree, err := parseYAML(name, src)
 	if err != nil {
-		return nil, yamlError(name, err)
+		return nil, err
 	}
 	if len(tree.Docs) == 1 && tree.Docs[0].Body != nil {
 		// Aliases can nest into an exponential blow-up of a few hundred
-		// bytes, and a scenario never needs them.
-		var alias aliasFinder
-		ast.Walk(&alias, tree.Docs[0].Body)
-		if alias.found != nil {
-			pos := alias.found.GetToken().Position
-			return nil, posError(name, pos.Line, pos.Column, "YAML aliases (*name) are not allowed in a scenario; write the value out")
+		// bytes, and tags can make the decoder crash (a tagged mapping
+		// where a list belongs); a scenario needs neither.
+		var odd oddFinder
+		ast.Walk(&odd, tree.Docs[0].Body)
+		if odd.found != nil {
+			pos := odd.found.GetToken().Position
+			msg := "YAML aliases (*name) are not allowed in a scenario; write the value out"
+			if odd.found.Type() == ast.TagType {
+				msg = "YAML tags (!name) are not allowed in a scenario; write the plain value"
+			}
+			return nil, posError(name, pos.Line, pos.Column, msg)
 		}
 	}
 	if len(tree.Docs) != 1 || tree.Docs[0].Body == nil {
@@ -152,21 +157,55 @@ func Parse(name string, src []byte) (*Scenario, error) {
 		}
 	}
 	var raw file
-	if err := yaml.NodeToValue(tree.Docs[0].Body, &raw, yaml.DisallowUnknownField()); err != nil {
-		return nil, yamlError(name, err)
+	if err := decodeYAML(name, tree.Docs[0].Body, &raw); err != nil {
+		return nil, err
 	}
 	raw.path, raw.src, raw.ast = name, src, tree
 	return build(&raw, name, nil)
 }
 
-// aliasFinder remembers the first alias node in a tree.
-type aliasFinder struct{ found ast.Node }
+// parseYAML parses src into a syntax tree. The YAML library has crashed on
+// inputs found by fuzzing; a crash becomes a refusal of the file, since a
+// scenario file must never bring leaserace down.
+func parseYAML(name string, src []byte) (tree *ast.File, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			tree, err = nil, &Error{File: name, Msg: fmt.Sprintf("is not YAML that leaserace can read (the YAML parser failed: %v)", v)}
+		}
+	}()
+	tree, err = parser.ParseBytes(src, 0)
+	if err != nil {
+		return nil, yamlError(name, err)
+	}
+	return tree, nil
+}
 
-func (a *aliasFinder) Visit(n ast.Node) ast.Visitor {
+// decodeYAML decodes a document into raw, refusing unknown fields; like
+// parseYAML it turns a crash of the library into a refusal.
+func decodeYAML(name string, body ast.Node, raw *file) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			e := &Error{File: name, Msg: fmt.Sprintf("has a shape leaserace cannot read (the YAML decoder failed: %v); compare it with a built-in scenario, `leaserace scenarios --show renewal-race`", v)}
+			if tok := body.GetToken(); tok != nil && tok.Position != nil {
+				e.Line, e.Column = tok.Position.Line, tok.Position.Column
+			}
+			err = e
+		}
+	}()
+	if err := yaml.NodeToValue(body, raw, yaml.DisallowUnknownField()); err != nil {
+		return yamlError(name, err)
+	}
+	return nil
+}
+
+// oddFinder remembers the first alias or tag node in a tree.
+type oddFinder struct{ found ast.Node }
+
+func (a *oddFinder) Visit(n ast.Node) ast.Visitor {
 	if a.found != nil {
 		return nil
 	}
-	if n.Type() == ast.AliasType {
+	if t := n.Type(); t == ast.AliasType || t == ast.TagType {
 		a.found = n
 		return nil
 	}

@@ -111,6 +111,12 @@ func TestMalformedFilesNameLineAndColumn(t *testing.T) {
 		{"bad window", "name: x\nwindow: {from: 9, to: 5}\nttl: 3\n" + okTail, "x.yaml:2:9: window 9..5"},
 		{"bad name", "name: 'Robert; DROP TABLE leases'\nwindow: {from: 1, to: 5}\nttl: 3\n" + okTail, "x.yaml:1:7: name"},
 		{"alias", base + "events:\n  - &e {t: 1, actor: A, action: write, epoch: 1}\n  - *e\n", "x.yaml:6:5: YAML aliases"},
+		// A tagged mapping where the event list belongs crashed the YAML
+		// decoder (found by fuzzing); tags of any kind are refused first.
+		{"tag on the event list", base + "events: !x {t: 1, actor: A, action: write, epoch: 1}\n", "x.yaml:4:9: YAML tags"},
+		{"tag inside the list", base + "events:\n !- {t: 1, actor: A, action: write, epoch: 1}\n", "x.yaml:5:2: YAML tags"},
+		{"standard tag on a scalar", base + "events:\n  - {t: 1, actor: !!str A, action: write, epoch: 1}\n" + okTail[len("events:\n  - {t: 1, actor: A, action: write, epoch: 1}\n"):], "x.yaml:5:19: YAML tags"},
+		{"tag on the document", "!doc\n" + base + okTail, "x.yaml:1:1: YAML tags"},
 		{"bad actor", base + "events:\n  - {t: 1, actor: \"A'); DROP\", action: write, epoch: 1}\n", "actor \"A'); DROP\""},
 	}
 	for _, c := range cases {
