@@ -150,6 +150,9 @@ func ParsePair(r json.RawMessage) (Write, error) {
 	if err := json.Compact(&buf, parts[1]); err != nil {
 		return Write{}, fmt.Errorf("value: %w", err)
 	}
+	if err := CheckDepth(buf.Bytes(), MaxValueDepth); err != nil {
+		return Write{}, fmt.Errorf("value %s", err)
+	}
 	return Write{Epoch: ep, Value: buf.Bytes()}, nil
 }
 

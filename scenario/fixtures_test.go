@@ -82,3 +82,25 @@ func TestParseEpochBoundaries(t *testing.T) {
 		}
 	}
 }
+
+func TestFixtureValuesNestAtMostMaxValueDepth(t *testing.T) {
+	nest := func(n int) string { return strings.Repeat("[", n) + `"x"` + strings.Repeat("]", n) }
+	fixture := func(initial, write string) string {
+		return `[{"check":"deep","initial":[1,` + initial + `],"writes":[[2,` + write + `]],"expected":[2,` + write + `]}]`
+	}
+	fx, err := scenario.ParseFixtures("f.json", []byte(fixture(nest(scenario.MaxValueDepth), nest(scenario.MaxValueDepth))))
+	if err != nil {
+		t.Fatalf("values %d levels deep: %v", scenario.MaxValueDepth, err)
+	}
+	if got := string(fx[0].Writes[0].Value); got != nest(scenario.MaxValueDepth) {
+		t.Fatalf("value %s", got)
+	}
+	for _, c := range []struct{ src, want string }{
+		{fixture(nest(scenario.MaxValueDepth+1), `1`), `f.json: fixture 0 ("deep"): initial: value nests more than 64 levels deep`},
+		{fixture(`1`, nest(scenario.MaxValueDepth+1)), `f.json: fixture 0 ("deep"): writes[0]: value nests more than 64 levels deep`},
+	} {
+		if _, err := scenario.ParseFixtures("f.json", []byte(c.src)); err == nil || err.Error() != c.want {
+			t.Errorf("got %v\nwant %s", err, c.want)
+		}
+	}
+}

@@ -146,7 +146,8 @@ func parseWithin(t *testing.T, file string, src []byte, limit time.Duration) (*s
 	case r := <-done:
 		return r.s, r.err
 	case <-time.After(limit):
-		t.Fatalf("Parse did not finish within %s on %q", limit, src)
+		shown := src[:min(len(src), 200)]
+		t.Fatalf("Parse did not finish within %s on %d bytes starting %q", limit, len(src), shown)
 		return nil, nil
 	}
 }

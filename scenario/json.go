@@ -3,7 +3,14 @@ package scenario
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 )
+
+// MaxValueDepth bounds how deeply a value in a scenario or fixtures file may
+// nest. Real values are a few levels deep; a deeper one only makes every
+// exported transcript grow with the square of its depth (each line is
+// indented), until a small file exports gigabytes.
+const MaxValueDepth = 64
 
 // MarshalPlain is json.Marshal without HTML escaping: a value such as
 // "Tom & Jerry <3>" stays readable in transcripts, tables and the TUI
@@ -17,4 +24,33 @@ func MarshalPlain(v any) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// CheckDepth refuses JSON that nests arrays and objects more than limit
+// levels deep. It only counts brackets outside strings, so it is linear and
+// does not need the JSON to be valid; validity is checked elsewhere.
+func CheckDepth(b []byte, limit int) error {
+	depth, inString, escaped := 0, false, false
+	for _, c := range b {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '[' || c == '{':
+			if depth++; depth > limit {
+				return fmt.Errorf("nests more than %d levels deep", limit)
+			}
+		case c == ']' || c == '}':
+			depth--
+		}
+	}
+	return nil
 }

@@ -2,6 +2,8 @@ package scenario_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/leaserace/leaserace/scenario"
@@ -44,5 +46,30 @@ expect:
 	}
 	if string(back[0].Writes[0].Value) != `"&"` {
 		t.Errorf("fixture value read back as %s", back[0].Writes[0].Value)
+	}
+}
+
+func TestCheckDepth(t *testing.T) {
+	nest := func(n int) string {
+		return strings.Repeat(`{"a":[`, n/2) + strings.Repeat("[", n%2) + "1" + strings.Repeat("]", n%2) + strings.Repeat("]}", n/2)
+	}
+	for _, limit := range []int{1, 2, 3, 7, scenario.MaxValueDepth} {
+		if err := scenario.CheckDepth([]byte(nest(limit)), limit); err != nil {
+			t.Errorf("%d levels refused at a limit of %d: %v", limit, limit, err)
+		}
+		err := scenario.CheckDepth([]byte(nest(limit+1)), limit)
+		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("more than %d levels", limit)) {
+			t.Errorf("%d levels at a limit of %d: %v", limit+1, limit, err)
+		}
+	}
+	// Brackets inside strings are text, escaped quotes included; siblings
+	// do not add up.
+	for _, ok := range []string{``, `1`, `"[[[[{{{{"`, `["\"[[[[", "\\", "{{{"]`, `[[1],[2],[3],[4]]`, `{"[": {"{": 1}}`} {
+		if err := scenario.CheckDepth([]byte(ok), 2); err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
+	}
+	if err := scenario.CheckDepth([]byte(`["\\",[["x"]]]`), 2); err == nil {
+		t.Error(`an escaped backslash before a closing quote hid three levels`)
 	}
 }

@@ -13,7 +13,9 @@ import (
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/lexer"
 	"github.com/goccy/go-yaml/parser"
+	"github.com/goccy/go-yaml/token"
 )
 
 // MaxFileSize bounds a scenario file; anything larger is not a scenario.
@@ -173,11 +175,53 @@ func parseYAML(name string, src []byte) (tree *ast.File, err error) {
 			tree, err = nil, &Error{File: name, Msg: fmt.Sprintf("is not YAML that leaserace can read (the YAML parser failed: %v)", v)}
 		}
 	}()
-	tree, err = parser.ParseBytes(src, 0)
+	tokens := lexer.Tokenize(string(src))
+	if tok := tooDeep(tokens, maxYAMLNesting); tok != nil {
+		return nil, posError(name, tok.Position.Line, tok.Position.Column,
+			fmt.Sprintf("nests more than %d levels deep here; a scenario needs a handful", maxYAMLNesting))
+	}
+	tree, err = parser.Parse(tokens, 0)
 	if err != nil {
 		return nil, yamlError(name, err)
 	}
 	return tree, nil
+}
+
+// maxYAMLNesting bounds nesting before the parser sees a file: its time
+// grows with the square of the depth (a 200 KB file of brackets took
+// minutes), while lexing is linear.
+const maxYAMLNesting = 4 * MaxValueDepth
+
+// tooDeep returns the first token at which the file may nest more than
+// limit levels, or nil. Flow collections ([ and {) are counted exactly; block
+// nesting is counted by the indicators (-, ?, :) on one line, since nesting
+// by indentation costs a column per level and a megabyte holds too few
+// such levels to matter. It may overcount, never undercount, what the
+// parser would build from flow collections and compact entries.
+func tooDeep(tokens token.Tokens, limit int) *token.Token {
+	flow, line, onLine := 0, -1, 0
+	for _, tok := range tokens {
+		if tok.Position == nil {
+			continue
+		}
+		if tok.Position.Line != line {
+			line, onLine = tok.Position.Line, 0
+		}
+		switch tok.Type {
+		case token.SequenceStartType, token.MappingStartType:
+			flow++
+		case token.SequenceEndType, token.MappingEndType:
+			flow = max(flow-1, 0)
+		case token.SequenceEntryType, token.MappingKeyType, token.MappingValueType:
+			if flow == 0 {
+				onLine++
+			}
+		}
+		if flow+onLine > limit {
+			return tok
+		}
+	}
+	return nil
 }
 
 // decodeYAML decodes a document into raw, refusing unknown fields; like
@@ -622,6 +666,9 @@ func jsonValue(v any) (json.RawMessage, error) {
 	b, err := MarshalPlain(normalize(v))
 	if err != nil {
 		return nil, fmt.Errorf("cannot be written as JSON: %w", err)
+	}
+	if err := CheckDepth(b, MaxValueDepth); err != nil {
+		return nil, err
 	}
 	return b, nil
 }

@@ -201,3 +201,61 @@ func TestKnobHelpers(t *testing.T) {
 		t.Fatalf("ParseFencing: %v", err)
 	}
 }
+
+// A deeply nested file is refused before the YAML parser, whose time grows
+// with the square of the depth, ever sees it; a value may nest up to
+// MaxValueDepth levels and no more, and the refusal says where.
+func TestDeepNestingIsRefusedQuickly(t *testing.T) {
+	head := "name: x\nwindow: {from: 0, to: 10}\nttl: 5\nevents:\n"
+	tail := "expect:\n  - {renewal: '*', fencing: '*', effects: 1, verdict: safe}\n"
+	event := func(value string) string {
+		return head + "  - {t: 1, actor: A, action: write, epoch: 1, value: " + value + "}\n" + tail
+	}
+	flow := func(n int) string { return strings.Repeat("[", n) + "1" + strings.Repeat("]", n) }
+	fill := scenario.MaxFileSize - len(event(""))
+	cases := []struct{ name, src, want string }{
+		{"value one level too deep", event(flow(scenario.MaxValueDepth + 1)), "x.yaml:5:54: event 0: value: nests more than 64 levels deep"},
+		{"300 flow levels", event(flow(300)), "x.yaml:5:"},
+		{"a file full of brackets", event(flow((fill - 1) / 2)), "nests more than"},
+		{"a file of opening brackets", event(strings.Repeat("[", fill)), "nests more than"},
+		{"mappings in flow", event(strings.Repeat("{a: ", 2000) + "1" + strings.Repeat("}", 2000)), "nests more than"},
+		{"compact sequences", head + "  - " + strings.Repeat("- ", fill/2) + "x\n" + tail, "nests more than"},
+		{"document of compact sequences", strings.Repeat("- ", 200000) + "x\n", "x.yaml:1:"},
+		{"indented mappings", head + "  - t: 1\n    actor: A\n    action: write\n    epoch: 1\n    value:\n" + indented(1400) + tail, "nests more than 64 levels deep"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if len(c.src) > scenario.MaxFileSize {
+				t.Fatalf("test input is %d bytes, over the file limit", len(c.src))
+			}
+			// parseWithin fails the test past parseLimit; before the guard,
+			// the bigger of these took minutes.
+			_, err := parseWithin(t, "x.yaml", []byte(c.src), parseLimit)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("got %v, want an error containing %q", err, c.want)
+			}
+			var se *scenario.Error
+			if !errors.As(err, &se) || se.Line == 0 {
+				t.Fatalf("refusal without a position: %v", err)
+			}
+		})
+	}
+	// At the limit it is accepted, and the value arrives whole.
+	s, err := scenario.Parse("x.yaml", []byte(event(flow(scenario.MaxValueDepth))))
+	if err != nil {
+		t.Fatalf("a value %d levels deep: %v", scenario.MaxValueDepth, err)
+	}
+	if got := string(s.Events[0].Value); got != flow(scenario.MaxValueDepth) {
+		t.Fatalf("value %s", got)
+	}
+}
+
+// indented nests n block mappings, each one column deeper than the last.
+func indented(n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "%sa:\n", strings.Repeat(" ", 6+i))
+	}
+	fmt.Fprintf(&b, "%s1\n", strings.Repeat(" ", 6+n))
+	return b.String()
+}
