@@ -153,6 +153,10 @@ func (t Transcript) WriteJSON(w io.Writer) error {
 	return nil
 }
 
+// transcriptMaxDepth leaves room for the transcript's own nesting (steps,
+// their resource, its effects) around values of the deepest allowed kind.
+const transcriptMaxDepth = scenario.MaxValueDepth + 16
+
 // ReadTranscript parses transcript JSON, keeping numbers exact so that the
 // digest can be recomputed byte for byte.
 func ReadTranscript(r io.Reader) (Transcript, error) {
@@ -160,6 +164,12 @@ func ReadTranscript(r io.Reader) (Transcript, error) {
 	data, err := io.ReadAll(io.LimitReader(r, 64<<20))
 	if err != nil {
 		return t, fmt.Errorf("cannot read transcript: %w", err)
+	}
+	// A transcript's own structure is a few levels deep and its values at
+	// most scenario.MaxValueDepth; deeper input is not one leaserace wrote,
+	// and writing it back out would grow with the square of its depth.
+	if err := scenario.CheckDepth(data, transcriptMaxDepth); err != nil {
+		return t, fmt.Errorf("not a leaserace transcript: it %w (its values may nest at most %d)", err, scenario.MaxValueDepth)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()

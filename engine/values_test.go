@@ -51,3 +51,66 @@ expect:
 		}
 	}
 }
+
+// A value as deep as a scenario allows goes through the resource and
+// PostgreSQL, into a transcript and back through the reader; one level of
+// nesting past what leaserace can write is refused by the reader.
+func TestDeepestValueRoundTripsThroughATranscript(t *testing.T) {
+	deep := strings.Repeat(`{"a":`, scenario.MaxValueDepth) + `"x"` + strings.Repeat("}", scenario.MaxValueDepth)
+	sc, err := scenario.Parse("deep.yaml", []byte(`name: deep
+window: {from: 0, to: 10}
+ttl: 60
+initial:
+  resource: {epoch: 0, value: `+deep+`}
+events:
+  - {t: 1, actor: W, action: write, epoch: 1, value: `+deep+`}
+expect:
+  - {renewal: "*", fencing: "*", effects: 1, verdict: safe}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := openScenario(t, pgtest.DSN(t), sc, knobs(scenario.RenewalCompare, scenario.FencingMonotonic))
+	if err := r.PlayAll(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := r.Transcript()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !engine.JSONEqual(tr.Outcome.Resource.Value, []byte(deep)) {
+		t.Fatalf("the resource stored %.80s…", tr.Outcome.Resource.Value)
+	}
+	var buf bytes.Buffer
+	if err := tr.WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	back, err := engine.ReadTranscript(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatalf("leaserace cannot read back its own transcript: %v", err)
+	}
+	d1, err1 := tr.ComputeDigest()
+	d2, err2 := back.ComputeDigest()
+	if err1 != nil || err2 != nil || d1 != d2 {
+		t.Fatalf("digest %s → %s (%v, %v)", d1, d2, err1, err2)
+	}
+
+	// Deepen the stored value until the reader refuses: the transcript's
+	// own structure plus the deepest value must stay inside its limit.
+	js := buf.String()
+	for extra := 1; ; extra++ {
+		deeper := strings.Repeat("[", extra) + `"x"` + strings.Repeat("]", extra)
+		edited := strings.Replace(js, `"x"`, deeper, 1)
+		_, err := engine.ReadTranscript(strings.NewReader(edited))
+		if err == nil {
+			continue
+		}
+		if !strings.Contains(err.Error(), "not a leaserace transcript: it nests more than") {
+			t.Fatalf("with %d more levels: %v", extra, err)
+		}
+		if extra > 16 {
+			t.Fatalf("refused only %d levels past the deepest value leaserace writes", extra)
+		}
+		break
+	}
+}
