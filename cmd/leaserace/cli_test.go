@@ -555,8 +555,6 @@ func TestResourceCommand(t *testing.T) {
 	if resp.StatusCode != 200 || json.Unmarshal(body, &state) != nil || state.Epoch == nil {
 		t.Fatalf("GET /state: %d %s", resp.StatusCode, body)
 	}
-	schema := regexp.MustCompile(`schema (\S+);`).FindStringSubmatch(stderr.String())
-
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -564,6 +562,9 @@ func TestResourceCommand(t *testing.T) {
 	if code := cmd.ProcessState.ExitCode(); code != 0 {
 		t.Fatalf("want exit 0 after SIGTERM, got %d (%v)\n%s", code, err, stderr.String())
 	}
+	// Read only once the process is gone: the schema line follows the URL
+	// on another stream and may not have been written when the URL arrived.
+	schema := regexp.MustCompile(`schema (\S+);`).FindStringSubmatch(stderr.String())
 	host := strings.TrimPrefix(base, "http://")
 	if c, err := net.DialTimeout("tcp", host, time.Second); err == nil {
 		c.Close()
