@@ -445,6 +445,27 @@ func TestReconnectAfterTheServerDroppedUs(t *testing.T) {
 	if !strings.Contains(v, "UPDATE 1") {
 		t.Errorf("the last good step is no longer shown:\n%s", v)
 	}
+	// What was shown is still exportable while the server is gone.
+	m = press(t, m, "e")
+	exported, _ := filepath.Glob(filepath.Join(m.exportDir, "leaserace-renewal-race-*.json"))
+	if len(exported) != 1 {
+		t.Fatalf("export while the server is gone wrote %v", exported)
+	}
+	f, err := os.Open(exported[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := engine.ReadTranscript(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(tr.Steps); n != 5 {
+		t.Fatalf("exported %d steps, want the 5 shown", n)
+	}
+	if last := tr.Steps[4]; last.Tag != "UPDATE 1" || last.T != 1075 {
+		t.Fatalf("the last exported step is %s at %d, want UPDATE 1 at 1075", last.Tag, last.T)
+	}
 	m = press(t, m, "R")
 	if m.err != nil {
 		t.Fatalf("reconnect: %v", m.err)
