@@ -172,7 +172,11 @@ type harness struct {
 func newHarness() *harness {
 	h := &harness{}
 	h.local.start = func(ctx context.Context) (*pgserver.Server, error) {
-		return h.started(pgserver.LocalProvider{}.Start(ctx, nil))
+		// The watcher hears of the directory before initdb: a test process
+		// killed while the cluster is being made (a fuzz worker stopped by
+		// its coordinator, a -timeout) would otherwise leave it behind.
+		made := func(dir string) { h.watcher.addLine("local", dir) }
+		return h.started(pgserver.LocalProvider{Made: made}.Start(ctx, nil))
 	}
 	h.container.start = func(ctx context.Context) (*pgserver.Server, error) {
 		// Start asks Docker first, so a machine without it answers at once.

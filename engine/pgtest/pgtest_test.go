@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"os/exec"
@@ -90,6 +91,74 @@ func TestWatcherCleansUp(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A test process killed outright while its cluster is still being made
+// (what a fuzz coordinator does to a worker that is slow to stop, or a
+// SIGKILL) leaves neither the directory nor initdb behind.
+func TestWatcherCleansUpAClusterStillBeingMade(t *testing.T) {
+	DSN(t) // skips or fails here the way the child would
+	// The child makes its cluster here, so that no other test's shows up.
+	tmp, err := os.MkdirTemp("", "lrk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(tmp)
+	// initdb runs as the postgres user when we are root: it must get in.
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestCrashingChild$", "-test.v")
+	cmd.Env = append(os.Environ(), envCrash+"=interrupt", "TMPDIR="+tmp)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = cmd.Stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	said := make(chan string, 1)
+	go func() {
+		// EOF comes when the child and its watcher have both finished.
+		b, _ := io.ReadAll(out)
+		said <- string(b)
+	}()
+	var dir string
+	deadline := time.Now().Add(15 * time.Second)
+	for dir == "" && time.Now().Before(deadline) {
+		made, _ := filepath.Glob(filepath.Join(tmp, "leaserace-pg-*", "data"))
+		if len(made) > 0 {
+			dir = filepath.Dir(made[0])
+			break
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	if dir == "" {
+		_ = cmd.Process.Kill()
+		t.Fatalf("the child made no cluster directory in 15 s; it said:\n%s", <-said)
+	}
+	running, _ := os.Stat(filepath.Join(dir, "data", "postmaster.pid"))
+	if err := syscall.Kill(cmd.Process.Pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	transcript := <-said
+	_ = cmd.Wait()
+	if running != nil {
+		t.Logf("the server was already up when the child was killed; still a valid check of the watcher")
+	}
+	t.Logf("child and watcher said:\n%s", transcript)
+	if left, _ := filepath.Glob(filepath.Join(tmp, "*")); len(left) > 0 {
+		t.Errorf("left behind in %s: %v", tmp, left)
+	}
+	paths, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range paths {
+		if b, err := os.ReadFile(p); err == nil && strings.Contains(string(b), dir) {
+			t.Errorf("a process still runs on %s: %s", dir, strings.ReplaceAll(string(b), "\x00", " "))
+		}
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -42,6 +43,12 @@ func (w *watcherLink) add(srv *pgserver.Server) {
 	if srv.ID == "" {
 		return // not ours to remove
 	}
+	w.addLine(srv.Provider, srv.ID)
+}
+
+// addLine tells the watcher what to remove should the tests die: a local
+// cluster's directory or a container's ID. Telling it twice is harmless.
+func (w *watcherLink) addLine(provider, id string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if !w.tried {
@@ -54,8 +61,8 @@ func (w *watcherLink) add(srv *pgserver.Server) {
 	if w.err != nil {
 		return
 	}
-	if _, err := fmt.Fprintf(w.pipe, "%s %s\n", srv.Provider, srv.ID); err != nil {
-		fmt.Fprintf(os.Stderr, "pgtest: telling the watcher about %s: %v\n", srv.ID, err)
+	if _, err := fmt.Fprintf(w.pipe, "%s %s\n", provider, id); err != nil {
+		fmt.Fprintf(os.Stderr, "pgtest: telling the watcher about %s: %v\n", id, err)
 	}
 }
 
@@ -101,7 +108,11 @@ func watch(in io.Reader, log io.Writer) int {
 		if sc.Text() == watcherDone {
 			return 0
 		}
-		servers = append(servers, sc.Text())
+		// A local cluster is announced when its directory is made and
+		// again once it runs.
+		if !slices.Contains(servers, sc.Text()) {
+			servers = append(servers, sc.Text())
+		}
 	}
 	// The test process went away without cleaning up: do it for it.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

@@ -34,10 +34,16 @@ func RemoveLocalCluster(dir string) error {
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
-	if err := os.RemoveAll(dir); err != nil {
-		return fmt.Errorf("removing the local cluster's directory: %w", err)
+	// A killed initdb's bootstrap backend may still be writing for a moment,
+	// so a first attempt can meet a file made behind it.
+	var err error
+	for range 20 {
+		if err = os.RemoveAll(dir); err == nil {
+			return nil
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
-	return nil
+	return fmt.Errorf("removing the local cluster's directory: %w", err)
 }
 
 // removeAbandoned deletes local clusters in parent whose server is gone

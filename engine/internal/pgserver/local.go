@@ -23,6 +23,10 @@ type LocalProvider struct {
 	// Dir is where the temporary directory is made; empty means os.TempDir().
 	// Keep it short: a Unix socket path must fit in about 100 bytes.
 	Dir string
+	// Made, if set, hears the cluster's directory as soon as it exists,
+	// before initdb runs, so that a caller which may be killed outright
+	// can have someone else remove it.
+	Made func(dir string)
 }
 
 // Name is the provider's name on the command line.
@@ -64,6 +68,9 @@ func (p LocalProvider) Start(ctx context.Context, progress func(string)) (*Serve
 			os.RemoveAll(dir)
 		}
 	}()
+	if p.Made != nil {
+		p.Made(dir)
+	}
 	if cred != nil {
 		if err := os.Chown(dir, int(cred.Uid), int(cred.Gid)); err != nil {
 			return nil, fmt.Errorf("handing %s to the postgres user: %w", dir, err)
@@ -75,7 +82,9 @@ func (p LocalProvider) Start(ctx context.Context, progress func(string)) (*Serve
 	cmd := exec.CommandContext(ctx, initdb, "-D", data, "-U", "postgres",
 		"--auth=trust", "-E", "UTF8", "--locale=C", "--no-sync")
 	cmd.Dir = dir // the postgres user may not be allowed into our working directory
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	// Pdeathsig: killed outright, we take initdb with us instead of leaving
+	// it writing into a directory someone is removing.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGKILL}
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("initdb failed: %w\n%s", err, lastLines(out, 15))
 	}
