@@ -55,7 +55,7 @@ var current *harness
 // exits. Call it from TestMain.
 func Main(m *testing.M) {
 	if os.Getenv(envWatcher) != "" {
-		os.Exit(watch(os.Stdin, os.Stderr))
+		os.Exit(watch(os.Stdin, os.Stderr, os.Getenv(envWatcherVerbose) != ""))
 	}
 	os.Exit(run(m))
 }
@@ -180,7 +180,9 @@ func newHarness() *harness {
 	}
 	h.container.start = func(ctx context.Context) (*pgserver.Server, error) {
 		// Start asks Docker first, so a machine without it answers at once.
-		return h.started(pgserver.ContainerProvider{LocalImageOnly: true}.Start(ctx, nil))
+		// As with the cluster, the watcher hears of the start first.
+		made := func(startID string) { h.watcher.addLine(startedContainers, startID) }
+		return h.started(pgserver.ContainerProvider{LocalImageOnly: true, Made: made}.Start(ctx, nil))
 	}
 	h.dsn.start = func(ctx context.Context) (*pgserver.Server, error) {
 		if dsn := os.Getenv(envTestDSN); dsn != "" {

@@ -29,6 +29,11 @@ func TestCrashingChild(t *testing.T) {
 	if how == "" {
 		t.Skip("only runs as a child of TestWatcherCleansUp")
 	}
+	if how == "container-start" {
+		// Killed by the parent while this start is under way.
+		_, err := mustHarness(t).container.get()
+		t.Fatalf("the container start ended before the parent killed us: %v", err)
+	}
 	fmt.Printf("server local %s\n", DSN(t))
 	if how == "panic" {
 		for _, s := range Servers(t) {
@@ -160,6 +165,79 @@ func TestWatcherCleansUpAClusterStillBeingMade(t *testing.T) {
 			t.Errorf("a process still runs on %s: %s", dir, strings.ReplaceAll(string(b), "\x00", " "))
 		}
 	}
+}
+
+// The same for a container: a child killed outright while Docker creates
+// its container leaves no container behind, although Docker finishes the
+// create after its client is gone.
+func TestWatcherCleansUpAContainerStillStarting(t *testing.T) {
+	if _, err := mustHarness(t).container.get(); err != nil {
+		unavailable(t, fmt.Sprintf("no container provider here: %v", err))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestCrashingChild$", "-test.v")
+	cli, err := testcontainers.NewDockerClientWithOpts(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	cmd.Env = append(os.Environ(), envCrash+"=container-start", envWatcherVerbose+"=1")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = cmd.Stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var startID string
+	var transcript strings.Builder
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		line := sc.Text()
+		transcript.WriteString(line + "\n")
+		if id, ok := strings.CutPrefix(line, "pgtest watcher: told of "+startedContainers+" "); ok && startID == "" {
+			startID = id
+			// Kill it once Docker has made the container, while the start
+			// is still waiting for PostgreSQL inside it.
+			waitForLabelled(t, ctx, cli, startID)
+			if err := syscall.Kill(cmd.Process.Pid, syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	_ = cmd.Wait()
+	t.Logf("child and watcher said:\n%s", transcript.String())
+	if startID == "" {
+		t.Fatal("the child never started a container")
+	}
+	// Give Docker longer than the watcher waited, then look.
+	time.Sleep(dockerLag)
+	list, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: client.Filters{}.Add("label", "org.leaserace.start="+startID)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range list.Items {
+		t.Errorf("container %s of the killed start is still there (%s)", c.ID[:12], c.State)
+		_, _ = cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true})
+	}
+}
+
+// waitForLabelled waits until Docker lists a container of one start.
+func waitForLabelled(t *testing.T, ctx context.Context, cli *testcontainers.DockerClient, startID string) {
+	t.Helper()
+	for ctx.Err() == nil {
+		list, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: client.Filters{}.Add("label", "org.leaserace.start="+startID)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(list.Items) > 0 {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("Docker never listed the child's container")
 }
 
 func assertLocalGone(t *testing.T, dsn string) {

@@ -27,7 +27,20 @@ import (
 // closes without a final "done" line it removes them itself.
 const envWatcher = "LEASERACE_PGTEST_WATCHER"
 
+// envWatcherVerbose makes the watcher say each thing it is told of, so a
+// test can kill its child at a chosen moment.
+const envWatcherVerbose = "LEASERACE_PGTEST_WATCHER_VERBOSE"
+
 const watcherDone = "done"
+
+// startedContainers is the watcher's word for the label of one container
+// start: Docker finishes creating a container after its client died, so
+// such a start is swept for twice.
+const startedContainers = "container-start"
+
+// dockerLag is how long Docker may take to finish a create whose client
+// is gone.
+const dockerLag = 3 * time.Second
 
 // watcherLink is the test process's end of the pipe.
 type watcherLink struct {
@@ -101,7 +114,7 @@ func (w *watcherLink) release() {
 }
 
 // watch is the watcher process: it returns the exit code.
-func watch(in io.Reader, log io.Writer) int {
+func watch(in io.Reader, log io.Writer, verbose bool) int {
 	var servers []string
 	sc := bufio.NewScanner(in)
 	for sc.Scan() {
@@ -112,6 +125,9 @@ func watch(in io.Reader, log io.Writer) int {
 		// again once it runs.
 		if !slices.Contains(servers, sc.Text()) {
 			servers = append(servers, sc.Text())
+			if verbose {
+				fmt.Fprintf(log, "pgtest watcher: told of %s\n", sc.Text())
+			}
 		}
 	}
 	// The test process went away without cleaning up: do it for it.
@@ -128,6 +144,12 @@ func watch(in io.Reader, log io.Writer) int {
 			err = pgserver.RemoveLocalCluster(id)
 		case "container":
 			err = removeContainer(ctx, id)
+		case startedContainers:
+			err = pgserver.RemoveStarted(ctx, id)
+			if err == nil {
+				time.Sleep(dockerLag)
+				err = pgserver.RemoveStarted(ctx, id)
+			}
 		default:
 			err = fmt.Errorf("unknown provider %q", provider)
 		}

@@ -32,6 +32,10 @@ type ContainerProvider struct {
 	// Docker engine, instead of letting Docker pull it. Tests set it: they
 	// must never reach for a registry.
 	LocalImageOnly bool
+	// Made, if set, hears the label every container of this start will
+	// carry, before Docker is asked for one, so that a caller which may be
+	// killed outright can have someone else remove it (RemoveStarted).
+	Made func(startID string)
 }
 
 // Name is the provider's name on the command line.
@@ -80,6 +84,9 @@ func (p ContainerProvider) Start(ctx context.Context, progress func(string)) (*S
 	// A cancelled start can leave a container Docker created but
 	// testcontainers never handed back; this label finds it.
 	startID := rand.Text()
+	if p.Made != nil {
+		p.Made(startID)
+	}
 	opts := []testcontainers.ContainerCustomizer{
 		testcontainers.WithLabels(map[string]string{startLabel: startID}),
 		// testcontainers writes to stderr by default, which would tear
@@ -178,6 +185,12 @@ func shortID(id string) string {
 
 // startLabel marks every container one Start creates.
 const startLabel = "org.leaserace.start"
+
+// RemoveStarted force-removes every container of the start that Made
+// announced as startID, for a process cleaning up after one that died.
+func RemoveStarted(ctx context.Context, startID string) error {
+	return removeLabelled(ctx, startID)
+}
 
 // removeLabelled force-removes every container of one start, with a bound
 // of its own: it runs after a Ctrl-C, when the caller's ctx is done.
