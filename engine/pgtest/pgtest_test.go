@@ -53,18 +53,7 @@ func TestWatcherCleansUp(t *testing.T) {
 		t.Run(how, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
-			cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestCrashingChild$", "-test.v")
-			cmd.Env = append(os.Environ(), envCrash+"="+how)
-			// The child and its watcher both write here; reading to the end
-			// means waiting for the watcher to finish too.
-			out, err := cmd.StdoutPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			cmd.Stderr = cmd.Stdout
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
+			cmd, out := startChild(t, ctx, envCrash+"="+how)
 			var servers []string
 			var transcript strings.Builder
 			sc := bufio.NewScanner(out)
@@ -116,16 +105,7 @@ func TestWatcherCleansUpAClusterStillBeingMade(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestCrashingChild$", "-test.v")
-	cmd.Env = append(os.Environ(), envCrash+"=interrupt", "TMPDIR="+tmp)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = cmd.Stdout
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, out := startChild(t, ctx, envCrash+"=interrupt", "TMPDIR="+tmp)
 	said := make(chan string, 1)
 	go func() {
 		// EOF comes when the child and its watcher have both finished.
@@ -176,21 +156,12 @@ func TestWatcherCleansUpAContainerStillStarting(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestCrashingChild$", "-test.v")
 	cli, err := testcontainers.NewDockerClientWithOpts(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cli.Close()
-	cmd.Env = append(os.Environ(), envCrash+"=container-start", envWatcherVerbose+"=1")
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = cmd.Stdout
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, out := startChild(t, ctx, envCrash+"=container-start", envWatcherVerbose+"=1")
 	var startID string
 	var transcript strings.Builder
 	sc := bufio.NewScanner(out)
@@ -238,6 +209,24 @@ func waitForLabelled(t *testing.T, ctx context.Context, cli *testcontainers.Dock
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Fatal("Docker never listed the child's container")
+}
+
+// startChild runs TestCrashingChild in this test binary with env added.
+// The child and its watcher both write to out; reading it to the end means
+// waiting for the watcher to finish too.
+func startChild(t *testing.T, ctx context.Context, env ...string) (*exec.Cmd, io.Reader) {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestCrashingChild$", "-test.v")
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = cmd.Stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, out
 }
 
 func assertLocalGone(t *testing.T, dsn string) {
