@@ -14,27 +14,7 @@ import (
 // PostgreSQL and comes out in the transcript and its Markdown as typed.
 func TestValuesComeOutAsTyped(t *testing.T) {
 	const typed = `"Tom & Jerry <3>"`
-	sc, err := scenario.Parse("amp.yaml", []byte(`name: amp
-window: {from: 0, to: 10}
-ttl: 60
-initial:
-  resource: {epoch: 0, value: null}
-events:
-  - {t: 1, actor: W, action: write, epoch: 1, value: "Tom & Jerry <3>"}
-expect:
-  - {renewal: "*", fencing: "*", effects: 1, verdict: safe}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := openScenario(t, pgtest.DSN(t), sc, knobs(scenario.RenewalBlind, scenario.FencingMonotonic))
-	if err := r.PlayAll(ctxT(t)); err != nil {
-		t.Fatal(err)
-	}
-	tr, err := r.Transcript()
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr := playOneWrite(t, "amp", `null`, typed, knobs(scenario.RenewalBlind, scenario.FencingMonotonic))
 	if got := string(tr.Outcome.Resource.Value); got != typed {
 		t.Errorf("the resource stored %s, want %s", got, typed)
 	}
@@ -57,27 +37,7 @@ expect:
 // nesting past what leaserace can write is refused by the reader.
 func TestDeepestValueRoundTripsThroughATranscript(t *testing.T) {
 	deep := strings.Repeat(`{"a":`, scenario.MaxValueDepth) + `"x"` + strings.Repeat("}", scenario.MaxValueDepth)
-	sc, err := scenario.Parse("deep.yaml", []byte(`name: deep
-window: {from: 0, to: 10}
-ttl: 60
-initial:
-  resource: {epoch: 0, value: `+deep+`}
-events:
-  - {t: 1, actor: W, action: write, epoch: 1, value: `+deep+`}
-expect:
-  - {renewal: "*", fencing: "*", effects: 1, verdict: safe}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := openScenario(t, pgtest.DSN(t), sc, knobs(scenario.RenewalCompare, scenario.FencingMonotonic))
-	if err := r.PlayAll(ctxT(t)); err != nil {
-		t.Fatal(err)
-	}
-	tr, err := r.Transcript()
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr := playOneWrite(t, "deep", deep, deep, knobs(scenario.RenewalCompare, scenario.FencingMonotonic))
 	if !engine.JSONEqual(tr.Outcome.Resource.Value, []byte(deep)) {
 		t.Fatalf("the resource stored %.80s…", tr.Outcome.Resource.Value)
 	}
@@ -113,4 +73,33 @@ expect:
 		}
 		break
 	}
+}
+
+// playOneWrite runs, on a real server, a scenario whose resource starts
+// with initial and takes one write of value (both YAML flow values), and
+// returns its transcript.
+func playOneWrite(t *testing.T, name, initial, value string, k scenario.Knobs) engine.Transcript {
+	t.Helper()
+	sc, err := scenario.Parse(name+".yaml", []byte(`name: `+name+`
+window: {from: 0, to: 10}
+ttl: 60
+initial:
+  resource: {epoch: 0, value: `+initial+`}
+events:
+  - {t: 1, actor: W, action: write, epoch: 1, value: `+value+`}
+expect:
+  - {renewal: "*", fencing: "*", effects: 1, verdict: safe}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := openScenario(t, pgtest.DSN(t), sc, k)
+	if err := r.PlayAll(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := r.Transcript()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
 }

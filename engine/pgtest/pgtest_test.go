@@ -113,38 +113,25 @@ func TestWatcherCleansUpAClusterStillBeingMade(t *testing.T) {
 		said <- string(b)
 	}()
 	var dir string
-	deadline := time.Now().Add(15 * time.Second)
-	for dir == "" && time.Now().Before(deadline) {
-		made, _ := filepath.Glob(filepath.Join(tmp, "leaserace-pg-*", "data"))
-		if len(made) > 0 {
+	for deadline := time.Now().Add(15 * time.Second); dir == "" && time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
+		if made, _ := filepath.Glob(filepath.Join(tmp, "leaserace-pg-*", "data")); len(made) > 0 {
 			dir = filepath.Dir(made[0])
-			break
 		}
-		time.Sleep(2 * time.Millisecond)
 	}
 	if dir == "" {
 		_ = cmd.Process.Kill()
 		t.Fatalf("the child made no cluster directory in 15 s; it said:\n%s", <-said)
 	}
-	running, _ := os.Stat(filepath.Join(dir, "data", "postmaster.pid"))
 	if err := syscall.Kill(cmd.Process.Pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	transcript := <-said
 	_ = cmd.Wait()
-	if running != nil {
-		t.Logf("the server was already up when the child was killed; still a valid check of the watcher")
-	}
 	t.Logf("child and watcher said:\n%s", transcript)
 	if left, _ := filepath.Glob(filepath.Join(tmp, "*")); len(left) > 0 {
 		t.Errorf("left behind in %s: %v", tmp, left)
 	}
-	paths, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-	for _, p := range paths {
-		if b, err := os.ReadFile(p); err == nil && strings.Contains(string(b), dir) {
-			t.Errorf("a process still runs on %s: %s", dir, strings.ReplaceAll(string(b), "\x00", " "))
-		}
-	}
+	assertClusterGone(t, dir)
 }
 
 // The same for a container: a child killed outright while Docker creates
@@ -239,6 +226,12 @@ func assertLocalGone(t *testing.T, dsn string) {
 	if !strings.Contains(dir, "leaserace-pg-") {
 		return // LEASERACE_TEST_DSN: not ours
 	}
+	assertClusterGone(t, dir)
+}
+
+// assertClusterGone checks a local cluster's directory and processes are gone.
+func assertClusterGone(t *testing.T, dir string) {
+	t.Helper()
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("%s survived the crash (stat: %v)", dir, err)
 	}

@@ -137,7 +137,7 @@ func (p ContainerProvider) Start(ctx context.Context, progress func(string)) (*S
 		return nil
 	}
 	fail := func(err error) (*Server, error) {
-		err = errors.Join(err, stop(ctx), removeLabelled(ctx, startID))
+		err = errors.Join(err, stop(ctx), RemoveStarted(ctx, startID))
 		return nil, withoutSecret(err, password)
 	}
 	if err != nil {
@@ -186,15 +186,10 @@ func shortID(id string) string {
 // startLabel marks every container one Start creates.
 const startLabel = "org.leaserace.start"
 
-// RemoveStarted force-removes every container of the start that Made
-// announced as startID, for a process cleaning up after one that died.
+// RemoveStarted force-removes every container of one start (the startID
+// Made announced), with a bound of its own: it runs after a Ctrl-C, when
+// the caller's ctx is done, and in a process cleaning up after one that died.
 func RemoveStarted(ctx context.Context, startID string) error {
-	return removeLabelled(ctx, startID)
-}
-
-// removeLabelled force-removes every container of one start, with a bound
-// of its own: it runs after a Ctrl-C, when the caller's ctx is done.
-func removeLabelled(ctx context.Context, startID string) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), containerStopTimeout)
 	defer cancel()
 	cli, err := testcontainers.NewDockerClientWithOpts(ctx)
