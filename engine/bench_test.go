@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/engine/batch"
 	"github.com/leaserace/leaserace/engine/pgtest"
 	"github.com/leaserace/leaserace/scenario"
 )
@@ -88,9 +89,9 @@ func BenchmarkStepVsRaw(b *testing.B) {
 func BenchmarkExploreDefault(b *testing.B) {
 	dsn := pgtest.DSN(b)
 	sc, _ := scenario.Builtin("renewal-race")
-	vary, _ := engine.DefaultVary(sc)
+	vary, _ := batch.DefaultVary(sc)
 	for b.Loop() {
-		res, err := engine.Explore(context.Background(), dsn, sc, vary, nil)
+		res, err := batch.Explore(context.Background(), dsn, sc, vary, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"strings"
 	"syscall"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/leaserace/leaserace/engine/resource"
 )
 
 // The parts of leaserace a failure can be blamed on, as Part names them.
@@ -18,26 +18,6 @@ const (
 	PartPostgreSQL = "PostgreSQL"
 	PartResource   = "resource"
 )
-
-// resourceCallError marks an error from a request to the resource, so the
-// classifiers below can tell an HTTP failure from PostgreSQL's own: both can
-// end in a net error or an unexpected EOF.
-type resourceCallError struct{ err error }
-
-func (e resourceCallError) Error() string { return e.err.Error() }
-func (e resourceCallError) Unwrap() error { return e.err }
-
-// viaResource marks err as coming from a request to the resource.
-func viaResource(err error) error {
-	if err == nil {
-		return nil
-	}
-	var already resourceCallError
-	if errors.As(err, &already) {
-		return err
-	}
-	return resourceCallError{err: err}
-}
 
 // IsServerGone reports whether err means PostgreSQL went away or cannot be
 // reached right now: the server was stopped, killed or restarted, refused
@@ -54,9 +34,11 @@ func IsServerGone(err error) bool {
 	if err == nil || errors.Is(err, context.Canceled) {
 		return false
 	}
-	var rc resourceCallError
-	if errors.As(err, &rc) {
-		return resourceStoreFailed(rc.err)
+	var ce *resource.CallError
+	if errors.As(err, &ce) {
+		// The resource's own store failing is PostgreSQL gone; the
+		// resource not answering is not.
+		return ce.StoreDown()
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
@@ -89,12 +71,8 @@ func IsResourceDown(err error) bool {
 	if err == nil || errors.Is(err, context.Canceled) {
 		return false
 	}
-	var rc resourceCallError
-	if !errors.As(err, &rc) {
-		return false
-	}
-	var re *ResourceError
-	return !errors.As(rc.err, &re)
+	var ce *resource.CallError
+	return errors.As(err, &ce) && ce.Unanswered()
 }
 
 // Part names the part of leaserace that failed, for a person: PartPostgreSQL
@@ -109,8 +87,8 @@ func Part(err error) string {
 	case IsResourceDown(err):
 		return PartResource
 	}
-	var rc resourceCallError
-	if errors.As(err, &rc) || isLocalListenError(err) {
+	var ce *resource.CallError
+	if errors.As(err, &ce) || isLocalListenError(err) {
 		// The resource answered with an error, or could not listen.
 		return PartResource
 	}
@@ -144,13 +122,6 @@ func sessionOver(code string) bool {
 	return strings.HasPrefix(code, "08")
 }
 
-// resourceStoreFailed tells whether the resource answered 503: it does so
-// only when its own PostgreSQL store failed (see Resource.storeFailure).
-func resourceStoreFailed(err error) bool {
-	var re *ResourceError
-	return errors.As(err, &re) && re.Status == http.StatusServiceUnavailable
-}
-
 // isLocalListenError is the resource failing to listen on its own port: a
 // net error too, but nothing to do with PostgreSQL.
 func isLocalListenError(err error) bool {
@@ -161,3 +132,4 @@ func isLocalListenError(err error) bool {
 // errNotConnected is a run whose sessions are gone after a reconnect that
 // failed: reconnecting again is the way out, so it counts as server gone.
 var errNotConnected = errors.New("not connected: the last reconnect did not succeed")
+

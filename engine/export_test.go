@@ -6,8 +6,8 @@ package engine
 func KillResource(r *Run) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.res != nil {
-		_ = r.res.srv.Close()
+	if l, ok := r.be.(*live); ok {
+		l.host.killResource()
 	}
 }
 

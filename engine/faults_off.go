@@ -10,8 +10,8 @@ const faultsBuilt = false
 
 // faultState is empty in release builds.
 //
-//lint:ignore U1000 Run.faults is used by builds with the leaserace_faults tag.
+//lint:ignore U1000 live.faults is used by builds with the leaserace_faults tag.
 type faultState struct{}
 
 // faultPoint does nothing in release builds.
-func (r *Run) faultPoint(faultStage, scenario.Event) {}
+func (l *live) faultPoint(faultStage, scenario.Move) {}

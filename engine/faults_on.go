@@ -27,33 +27,31 @@ const faultsBuilt = true
 // does not hit them again.
 type faultState struct{ fired map[string]bool }
 
-func (r *Run) faultPoint(stage faultStage, ev scenario.Event) {
+func (l *live) faultPoint(stage faultStage, mv scenario.Move) {
 	for _, f := range strings.Split(os.Getenv("LEASERACE_FAULT"), ",") {
 		f = strings.TrimSpace(f)
 		kind, at, ok := strings.Cut(f, "@")
-		if !ok || r.faults.fired[f] {
+		if !ok || l.faults.fired[f] {
 			continue
 		}
 		t, err := strconv.ParseInt(at, 10, 64)
-		if err != nil || t != ev.T {
+		if err != nil || t != mv.T {
 			continue
 		}
 		switch {
 		case kind == "resource-down" && stage == beforeStepSQL:
-			if r.res != nil {
-				// As if its process died: listener and connections close.
-				_ = r.res.srv.Close()
-			}
+			// As if its process died: listener and connections close.
+			l.host.killResource()
 		case kind == "panic" && stage == afterStepSQL:
 		default:
 			continue
 		}
-		if r.faults.fired == nil {
-			r.faults.fired = map[string]bool{}
+		if l.faults.fired == nil {
+			l.faults.fired = map[string]bool{}
 		}
-		r.faults.fired[f] = true
+		l.faults.fired[f] = true
 		if kind == "panic" {
-			panic(fmt.Sprintf("injected fault: panic inside the step at t=%d", ev.T))
+			panic(fmt.Sprintf("injected fault: panic inside the step at t=%d", mv.T))
 		}
 	}
 }

@@ -26,7 +26,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/engine/pgserver"
 	"github.com/leaserace/leaserace/engine/pgtest"
+	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/scenario"
 	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
@@ -39,7 +41,7 @@ const faultNoticeLimit = time.Second
 // ownCluster is a local cluster one test owns, so it can stop and restart
 // it without disturbing the package's shared server.
 type ownCluster struct {
-	srv  *engine.Server
+	srv  *pgserver.Server
 	data string
 	log  string
 }
@@ -230,7 +232,7 @@ type fault struct {
 	err    error
 	took   time.Duration
 	before engine.View
-	tr     engine.Transcript
+	tr     transcript.Transcript
 }
 
 // stepIntoFault steps until a step fails. Steps that touch neither
@@ -298,7 +300,7 @@ func checkFault(t *testing.T, r *engine.Run, f fault, part string) {
 	if err := tr.WriteJSON(&buf); err != nil {
 		t.Fatalf("exporting the transcript after the fault: %v", err)
 	}
-	back, err := engine.ReadTranscript(&buf)
+	back, err := transcript.Read(&buf)
 	if err != nil {
 		t.Fatalf("reading the exported transcript back: %v", err)
 	}
@@ -430,7 +432,7 @@ func TestFaultDSNServerRestarted(t *testing.T) {
 	c := startOwnCluster(t)
 	// The server is someone else's as far as the run knows: it came in
 	// through the dsn provider, which never starts or stops anything.
-	srv, err := engine.DSNProvider{DSN: c.srv.DSN}.Start(ctxT(t), nil)
+	srv, err := pgserver.DSNProvider{DSN: c.srv.DSN}.Start(ctxT(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

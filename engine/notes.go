@@ -4,32 +4,46 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/leaserace/leaserace/engine/resource"
+	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/scenario"
 )
 
 // The notes are the narration: one line on what happened and why it
 // matters, written from the step's real results.
 
-func leaseWords(l scenario.Lease) string {
-	return fmt.Sprintf("%s, fence %d, v%d, expires %d", l.Owner, l.Fence, l.LeaseVersion, l.ExpiresAt)
+func noteSend(m transcript.Message) string {
+	switch {
+	case m.Due < 0:
+		return fmt.Sprintf("%s sends heartbeat %s carrying its cached lease (%s); the network holds it.", m.From, m.ID, m.Snapshot)
+	case m.Due == m.Sent:
+		return fmt.Sprintf("%s sends heartbeat %s carrying its cached lease (%s); it arrives at once.", m.From, m.ID, m.Snapshot)
+	}
+	return fmt.Sprintf("%s sends heartbeat %s carrying its cached lease (%s); the network holds it until %d.", m.From, m.ID, m.Snapshot, m.Due)
 }
 
-func noteSend(m Message) string {
-	if m.Due < 0 {
-		return fmt.Sprintf("%s sends heartbeat %s carrying its cached lease (%s); the network loses it.", m.From, m.ID, leaseWords(m.Snapshot))
+func notePost(m transcript.Message) string {
+	until := "the network holds it"
+	if m.Due >= 0 {
+		until = fmt.Sprintf("the network holds it until %d", m.Due)
 	}
-	if m.Due == m.Sent {
-		return fmt.Sprintf("%s sends heartbeat %s carrying its cached lease (%s); it arrives at once.", m.From, m.ID, leaseWords(m.Snapshot))
-	}
-	return fmt.Sprintf("%s sends heartbeat %s carrying its cached lease (%s); the network holds it until %d.", m.From, m.ID, leaseWords(m.Snapshot), m.Due)
+	return fmt.Sprintf("%s believes it holds the lease and sends its write %s with fence %d; %s. Nothing reaches the resource yet.", m.From, m.ID, m.Epoch, until)
 }
 
-func noteExpire(cur *scenario.Lease, t int64, flight []Message) string {
+func noteDrop(m transcript.Message) string {
+	return fmt.Sprintf("The network loses %s (%s sent it at %d): it never arrives.", m.ID, m.From, m.Sent)
+}
+
+func noteClock(act scenario.Action, cur *scenario.Lease, t int64, flight []transcript.Message) string {
+	lead := ""
+	if act == scenario.ActionAdvance {
+		lead = fmt.Sprintf("The clock moves on to %d. ", t)
+	}
 	if cur == nil {
-		return "There is no lease row, so nothing expires."
+		return lead + "There is no lease row, so nothing expires."
 	}
 	if cur.ExpiresAt > t {
-		return fmt.Sprintf("%s's lease is live until %d: nothing has expired yet.", cur.Owner, cur.ExpiresAt)
+		return lead + fmt.Sprintf("%s's lease is live until %d: nothing has expired yet.", cur.Owner, cur.ExpiresAt)
 	}
 	var stale []string
 	for _, m := range flight {
@@ -37,7 +51,7 @@ func noteExpire(cur *scenario.Lease, t int64, flight []Message) string {
 			stale = append(stale, m.ID)
 		}
 	}
-	s := fmt.Sprintf("%s's lease (fence %d) expired at %d; anyone may take it over now.", cur.Owner, cur.Fence, cur.ExpiresAt)
+	s := lead + fmt.Sprintf("%s's lease (fence %d) expired at %d; anyone may take it over now.", cur.Owner, cur.Fence, cur.ExpiresAt)
 	if len(stale) > 0 {
 		s += fmt.Sprintf(" Heartbeat %s is still in flight with an epoch that is no longer current.", strings.Join(stale, ", "))
 	}
@@ -57,7 +71,7 @@ func noteAcquire(actor string, rows int64, prev, cur *scenario.Lease) string {
 	return fmt.Sprintf("Zero rows: there is no lease row for %s to take.", actor)
 }
 
-func noteDeliver(actor string, mode scenario.Renewal, rows int64, stale string, prev, cur *scenario.Lease, m Message) string {
+func noteDeliver(actor string, mode scenario.Renewal, rows int64, stale string, prev, cur *scenario.Lease, m transcript.Message) string {
 	switch {
 	case rows == 0:
 		why := "its epoch is not current"
@@ -66,13 +80,80 @@ func noteDeliver(actor string, mode scenario.Renewal, rows int64, stale string, 
 		}
 		return fmt.Sprintf("Zero rows: compare-and-renew refused %s's heartbeat (%s). That is the safety result: %s knows it lost the lease and will not act.", actor, why, actor)
 	case stale != "" && prev != nil && cur != nil && (prev.Owner != cur.Owner || prev.Fence != cur.Fence):
-		return fmt.Sprintf("One row: the stale heartbeat blindly overwrote the lease, owner %s → %s, fence %d → %d (regressed). %s believes it still holds the lease.", prev.Owner, cur.Owner, prev.Fence, cur.Fence, actor)
+		s := fmt.Sprintf("One row: the stale heartbeat blindly overwrote the lease, owner %s → %s, fence %d → %d (regressed). %s believes it still holds the lease.", prev.Owner, cur.Owner, prev.Fence, cur.Fence, actor)
+		return s + coincidence(m.Snapshot, prev, cur)
 	case stale != "":
-		return fmt.Sprintf("One row: the blind heartbeat renewed an epoch that was no longer current (%s); %s believes it holds the lease until %d.", stale, actor, cur.ExpiresAt)
+		return fmt.Sprintf("One row: the blind heartbeat renewed an epoch that was no longer current (%s); %s believes it holds the lease until %d.", stale, actor, cur.ExpiresAt) + coincidence(m.Snapshot, prev, cur)
 	case prev != nil && cur != nil:
 		return fmt.Sprintf("One row: %s's current heartbeat renews its lease, expires %d → %d, lease_version %d → %d, fence %d kept (%s).", actor, prev.ExpiresAt, cur.ExpiresAt, prev.LeaseVersion, cur.LeaseVersion, cur.Fence, mode.Describe())
 	}
 	return fmt.Sprintf("%s's heartbeat updated %d row.", actor, rows)
+}
+
+// coincidence says when a blind write left a value that only happens to
+// equal the one it replaced: the screen then shows no change where the row
+// was in fact rolled back.
+func coincidence(snap scenario.Lease, prev, cur *scenario.Lease) string {
+	if prev == nil || cur == nil || cur.LeaseVersion != prev.LeaseVersion {
+		return ""
+	}
+	return fmt.Sprintf(" lease_version reads %d as before, but only by coincidence: the blind write computed %d + 1 = %d from %s's cached snapshot, which is also %s's version. The row was rolled back to an older epoch, and an unchanged lease_version hides it.",
+		cur.LeaseVersion, snap.LeaseVersion, cur.LeaseVersion, snap.Owner, prev.Owner)
+}
+
+func noteDeliverLate(actor string, mode scenario.Renewal, rows int64, stale string, prev, cur *scenario.Lease, due int64) string {
+	when := "later"
+	if due >= 0 {
+		when = fmt.Sprintf("at %d", due)
+	}
+	did := fmt.Sprintf("%d row", rows)
+	if rows == 1 && prev != nil && cur != nil {
+		did = fmt.Sprintf("one row, expires %d → %d", prev.ExpiresAt, cur.ExpiresAt)
+	}
+	s := fmt.Sprintf("%s's heartbeat reaches the coordinator (%s): %s, committed. The reply is slow: %s hears of it only %s, and until then acts on its old belief.", actor, mode.Describe(), did, actor, when)
+	if stale != "" {
+		s += " The heartbeat was stale: " + stale + "."
+	}
+	return s
+}
+
+func noteReply(actor string, m transcript.Message, before *scenario.Lease, t int64) string {
+	if m.Rows == 1 && m.Snapshot.Owner == actor {
+		s := fmt.Sprintf("The reply reaches %s at %d: its renewal took one row; it now believes it holds the lease until %d.", actor, t, m.Snapshot.ExpiresAt)
+		if before != nil && before.ExpiresAt <= m.Sent {
+			s += fmt.Sprintf(" Between %d and %d it believed its lease had expired at %d.", before.ExpiresAt, t, before.ExpiresAt)
+		}
+		return s
+	}
+	return fmt.Sprintf("The reply reaches %s at %d: zero rows. It knows it lost the lease.", actor, t)
+}
+
+func notePause(actor string, lease *scenario.Lease, holds bool, t int64) string {
+	if holds {
+		return fmt.Sprintf("%s checks its lease (fence %d, valid until %d), finds it holds it, and pauses (a garbage-collection stop, a swapped-out process): it does nothing, and its clock does not move, until it resumes.", actor, lease.Fence, lease.ExpiresAt)
+	}
+	return fmt.Sprintf("%s pauses at %d: it does nothing until it resumes.", actor, t)
+}
+
+func noteResume(actor string, lease *scenario.Lease, checked bool, t int64) string {
+	if checked && lease != nil {
+		s := fmt.Sprintf("%s resumes at %d and carries on from where it stopped: its check said it holds the lease with fence %d, and it does not look again.", actor, t, lease.Fence)
+		if lease.ExpiresAt <= t {
+			s += fmt.Sprintf(" That lease expired at %d.", lease.ExpiresAt)
+		}
+		return s
+	}
+	return fmt.Sprintf("%s resumes at %d.", actor, t)
+}
+
+func noteRelease(actor string, rows int64, mine scenario.Lease, prev *scenario.Lease, t int64) string {
+	if rows == 1 {
+		return fmt.Sprintf("%s releases its lease (fence %d): it expires now, at %d, so anyone may take it over.", actor, mine.Fence, t)
+	}
+	if prev != nil && (prev.Owner != actor || prev.Fence != mine.Fence) {
+		return fmt.Sprintf("Zero rows: %s tries to release fence %d, but %s holds fence %d now. Its release changes nothing.", actor, mine.Fence, prev.Owner, prev.Fence)
+	}
+	return fmt.Sprintf("Zero rows: %s's lease had expired already; there is nothing to release.", actor)
 }
 
 func noteSkip(actor string, cache *scenario.Lease, t int64) string {
@@ -82,24 +163,54 @@ func noteSkip(actor string, cache *scenario.Lease, t int64) string {
 	return fmt.Sprintf("%s makes no call: its lease expired at %d by its own clock.", actor, cache.ExpiresAt)
 }
 
-func noteWrite(actor string, epoch int64, wr WriteResult, before int64, conflict bool, f scenario.Fencing, direct bool, effects int) string {
+// noteWrite narrates a write from the resource's answer and the
+// contract's judgement of it; the fencing check reads in the reader's
+// direction, stored epoch first.
+func noteWrite(actor string, epoch int64, wr resource.WriteResult, before int64, e scenario.Effect, f scenario.Fencing, kind noteKind, effects int) string {
 	what := fmt.Sprintf("%s's write with fence %d", actor, epoch)
-	if direct {
+	switch kind {
+	case noteDirect:
 		what = fmt.Sprintf("%s's write with epoch %d", actor, epoch)
+	case noteLanded:
+		what = fmt.Sprintf("%s's delayed write with fence %d", actor, epoch)
 	}
 	switch {
-	case !wr.Accepted && f == scenario.FencingStrict && epoch == before:
-		return fmt.Sprintf("The resource refused %s: strict fencing wants an epoch above %d, so the current holder is blocked (the unsuccessful fix).", what, before)
+	case e.Judgement == scenario.JudgedBlocked:
+		return fmt.Sprintf("The resource refused %s: %s. Blocked: %s's valid write was lost, which is what strict fencing, the unsuccessful fix, does.", what, predicate(f, wr.Effect.StoredEpoch, epoch, false), actor)
 	case !wr.Accepted:
-		return fmt.Sprintf("The resource refused %s: it is below the highest epoch seen (%d). Fencing held.", what, before)
-	case conflict:
-		return fmt.Sprintf("The resource accepted %s after a newer epoch: %d effects / CONFLICT.", what, effects)
+		return fmt.Sprintf("The resource refused %s: %s, below the highest epoch seen. Fencing held.", what, predicate(f, wr.Effect.StoredEpoch, epoch, false))
+	case e.Judgement == scenario.JudgedConflict:
+		return fmt.Sprintf("The resource accepted %s after a newer epoch (%s): %d effects / CONFLICT.", what, predicate(f, before, epoch, true), effects)
 	}
-	return fmt.Sprintf("The resource accepted %s (stored epoch %d → %d).", what, before, wr.Epoch)
+	return fmt.Sprintf("The resource accepted %s (%s; stored epoch %d → %d).", what, predicate(f, before, epoch, true), before, wr.Epoch)
+}
+
+// predicate says the fencing check in the reader's direction: "stored
+// epoch 2 ≤ new epoch 2: accepted".
+func predicate(f scenario.Fencing, stored, epoch int64, accepted bool) string {
+	verdict := "refused"
+	if accepted {
+		verdict = "accepted"
+	}
+	switch f {
+	case scenario.FencingStrict:
+		op := "<"
+		if !accepted {
+			op = "≮"
+		}
+		return fmt.Sprintf("strict: stored epoch %d %s new epoch %d: %s", stored, op, epoch, verdict)
+	case scenario.FencingMonotonic:
+		op := "≤"
+		if !accepted {
+			op = "≰"
+		}
+		return fmt.Sprintf("monotonic: stored epoch %d %s new epoch %d: %s", stored, op, epoch, verdict)
+	}
+	return "fencing off: every write " + verdict
 }
 
 // diffOutcomes says in words what a knob toggle changed.
-func diffOutcomes(a, b Outcome) []string {
+func diffOutcomes(a, b transcript.Outcome) []string {
 	var out []string
 	if a.Effects != b.Effects {
 		out = append(out, fmt.Sprintf("effects %d → %d", a.Effects, b.Effects))

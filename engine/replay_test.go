@@ -9,10 +9,11 @@ import (
 
 	"github.com/leaserace/leaserace/engine"
 	"github.com/leaserace/leaserace/engine/pgtest"
+	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/scenario"
 )
 
-func shipped(t *testing.T, name string, k scenario.Knobs) engine.Transcript {
+func shipped(t *testing.T, name string, k scenario.Knobs) transcript.Transcript {
 	t.Helper()
 	tr, err := engine.ShippedTranscript(name, k)
 	if err != nil {
@@ -95,7 +96,7 @@ func TestReplayTogglesBetweenRecordings(t *testing.T) {
 	if err := r.SeekTime(ctx, 1075); err != nil {
 		t.Fatal(err)
 	}
-	last := func() engine.Step {
+	last := func() transcript.Step {
 		st := r.Steps()
 		if len(st) == 0 {
 			t.Fatal("no step shown")

@@ -11,7 +11,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/engine/batch"
 	"github.com/leaserace/leaserace/engine/pgtest"
+	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/scenario"
 )
 
@@ -49,7 +51,7 @@ func knobs(r scenario.Renewal, f scenario.Fencing) scenario.Knobs {
 }
 
 // stepAt finds the executed step for an action by an actor.
-func stepAt(t *testing.T, steps []engine.Step, actor string, action scenario.Action) engine.Step {
+func stepAt(t *testing.T, steps []transcript.Step, actor string, action scenario.Action) transcript.Step {
 	t.Helper()
 	for _, s := range steps {
 		if s.Actor == actor && s.Action == action {
@@ -57,7 +59,7 @@ func stepAt(t *testing.T, steps []engine.Step, actor string, action scenario.Act
 		}
 	}
 	t.Fatalf("no %s step by %s", action, actor)
-	return engine.Step{}
+	return transcript.Step{}
 }
 
 func lease(o string, f, v, e int64) scenario.Lease {
@@ -168,7 +170,7 @@ func TestEveryBuiltinMeetsItsExpectations(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, sc := range all {
-		rows, err := engine.CheckScenario(ctxT(t), dsn, sc)
+		rows, err := batch.CheckScenario(ctxT(t), dsn, sc)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -190,7 +192,7 @@ func TestCheckNoticesAWrongExpectation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows, err := engine.CheckScenario(ctxT(t), pgtest.DSN(t), sc)
+	rows, err := batch.CheckScenario(ctxT(t), pgtest.DSN(t), sc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +212,7 @@ func TestRevokedWriterCaseVariants(t *testing.T) {
 	}
 	for _, n := range []int64{1, 2, 3} {
 		fx, _ := scenario.RevokedWriterFixtures(n)
-		rep, err := engine.RunCase(ctxT(t), dsn, fx)
+		rep, err := batch.RunCase(ctxT(t), dsn, fx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -335,7 +337,7 @@ func TestInFlightHeartbeatGoesStale(t *testing.T) {
 
 func TestDigestIsStableAndKnobSensitive(t *testing.T) {
 	dsn := pgtest.DSN(t)
-	digest := func(k scenario.Knobs) engine.Transcript {
+	digest := func(k scenario.Knobs) transcript.Transcript {
 		r := openRun(t, dsn, "renewal-race", k)
 		if err := r.PlayAll(ctxT(t)); err != nil {
 			t.Fatal(err)
@@ -359,7 +361,7 @@ func TestDigestIsStableAndKnobSensitive(t *testing.T) {
 	if err := a.WriteJSON(&buf); err != nil {
 		t.Fatal(err)
 	}
-	back, err := engine.ReadTranscript(&buf)
+	back, err := transcript.Read(&buf)
 	if err != nil {
 		t.Fatal(err)
 	}

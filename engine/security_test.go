@@ -17,7 +17,10 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/engine/pgserver"
 	"github.com/leaserace/leaserace/engine/pgtest"
+	"github.com/leaserace/leaserace/engine/resource"
+	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/scenario"
 )
 
@@ -68,10 +71,10 @@ func everyOutput(t *testing.T, r *engine.Run) string {
 	if err := tr.WriteJSON(&b); err != nil {
 		t.Fatal(err)
 	}
-	if err := engine.WriteMarkdown(&b, tr); err != nil {
+	if err := transcript.WriteMarkdown(&b, tr); err != nil {
 		t.Fatal(err)
 	}
-	if err := engine.WriteMermaid(&b, tr); err != nil {
+	if err := transcript.WriteMermaid(&b, tr); err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range r.Steps() {
@@ -127,7 +130,7 @@ func checkPasswordStaysHidden(t *testing.T, dsn, password string) *engine.Run {
 		}
 		t.Logf("%s: %v", tc.name, err)
 		assertNoSecret(t, tc.name+" (run)", err.Error(), password, wrong)
-		_, err = engine.StartResource(ctxT(t), engine.ResourceConfig{DSN: tc.dsn})
+		_, err = resource.Start(ctxT(t), resource.Config{DSN: tc.dsn})
 		if err == nil {
 			t.Errorf("%s: the resource started", tc.name)
 			continue
@@ -216,7 +219,7 @@ func TestSecurityNoPasswordInAnyOutput(t *testing.T) {
 			}
 			password, ok := u.User.Password()
 			if !ok || password == "" {
-				t.Fatalf("the container's DSN has no password: %s", engine.RedactDSN(s.DSN))
+				t.Fatalf("the container's DSN has no password: %s", pgserver.RedactDSN(s.DSN))
 			}
 			checkPasswordStaysHidden(t, s.DSN, password)
 			return
@@ -227,7 +230,7 @@ func TestSecurityNoPasswordInAnyOutput(t *testing.T) {
 
 func TestSecurityResourceListensOnLoopbackOnly(t *testing.T) {
 	for _, addr := range []string{"0.0.0.0:0", ":0", "[::]:0", "192.0.2.1:0", "example.invalid:0", "127.0.0.1"} {
-		_, err := engine.StartResource(ctxT(t), engine.ResourceConfig{DSN: "postgres://nobody@127.0.0.1:1/none", Listen: addr})
+		_, err := resource.Start(ctxT(t), resource.Config{DSN: "postgres://nobody@127.0.0.1:1/none", Listen: addr})
 		if err == nil || !strings.Contains(err.Error(), "loopback") && !strings.Contains(err.Error(), "host:port") {
 			t.Errorf("listen %q: %v", addr, err)
 		}
@@ -235,7 +238,7 @@ func TestSecurityResourceListensOnLoopbackOnly(t *testing.T) {
 	// Loopback is fine, and what it binds is loopback.
 	dsn := pgtest.DSN(t)
 	for _, addr := range []string{"", "127.0.0.1:0", "localhost:0"} {
-		res, err := engine.StartResource(ctxT(t), engine.ResourceConfig{DSN: dsn, Listen: addr})
+		res, err := resource.Start(ctxT(t), resource.Config{DSN: dsn, Listen: addr})
 		if err != nil {
 			t.Errorf("listen %q: %v", addr, err)
 			continue

@@ -1,48 +1,24 @@
 package engine
 
 import (
-	"fmt"
-	"io/fs"
-	"strings"
-
 	"github.com/leaserace/leaserace/assets"
 	"github.com/leaserace/leaserace/scenario"
 )
 
 // coordinatorSQL holds the coordinator's statements, read once from assets.
 type coordinatorSQL struct {
-	schema, clear, seed, read, acquire, renewBlind, renewCompare string
-}
-
-func loadSQL(name string) (string, error) {
-	b, err := fs.ReadFile(assets.FS, "sql/"+name+".sql")
-	if err != nil {
-		return "", fmt.Errorf("embedded SQL %s is missing: %w", name, err)
-	}
-	return strings.TrimSpace(string(b)), nil
+	schema, bind, clear, seed, read, acquire, renewBlind, renewCompare, release string
 }
 
 func loadCoordinatorSQL() (coordinatorSQL, error) {
 	var c coordinatorSQL
-	for _, x := range []struct {
-		name string
-		dst  *string
-	}{
-		{"coordinator_schema", &c.schema},
-		{"coordinator_clear", &c.clear},
-		{"coordinator_seed", &c.seed},
-		{"coordinator_read", &c.read},
-		{"coordinator_acquire", &c.acquire},
-		{"coordinator_renew_blind", &c.renewBlind},
-		{"coordinator_renew_compare", &c.renewCompare},
-	} {
-		s, err := loadSQL(x.name)
-		if err != nil {
-			return c, err
-		}
-		*x.dst = s
-	}
-	return c, nil
+	err := assets.LoadSQL(map[string]*string{
+		"coordinator_schema": &c.schema, "coordinator_bind": &c.bind, "coordinator_clear": &c.clear,
+		"coordinator_seed": &c.seed, "coordinator_read": &c.read, "coordinator_acquire": &c.acquire,
+		"coordinator_renew_blind": &c.renewBlind, "coordinator_renew_compare": &c.renewCompare,
+		"coordinator_release": &c.release,
+	})
+	return c, err
 }
 
 func (c coordinatorSQL) renew(r scenario.Renewal) string {

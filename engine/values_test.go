@@ -7,6 +7,7 @@ import (
 
 	"github.com/leaserace/leaserace/engine"
 	"github.com/leaserace/leaserace/engine/pgtest"
+	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/scenario"
 )
 
@@ -22,7 +23,7 @@ func TestValuesComeOutAsTyped(t *testing.T) {
 	if err := tr.WriteJSON(&js); err != nil {
 		t.Fatal(err)
 	}
-	if err := engine.WriteMarkdown(&md, tr); err != nil {
+	if err := transcript.WriteMarkdown(&md, tr); err != nil {
 		t.Fatal(err)
 	}
 	for name, out := range map[string]string{"JSON": js.String(), "Markdown": md.String()} {
@@ -38,14 +39,14 @@ func TestValuesComeOutAsTyped(t *testing.T) {
 func TestDeepestValueRoundTripsThroughATranscript(t *testing.T) {
 	deep := strings.Repeat(`{"a":`, scenario.MaxValueDepth) + `"x"` + strings.Repeat("}", scenario.MaxValueDepth)
 	tr := playOneWrite(t, "deep", deep, deep, knobs(scenario.RenewalCompare, scenario.FencingMonotonic))
-	if !engine.JSONEqual(tr.Outcome.Resource.Value, []byte(deep)) {
+	if !scenario.JSONEqual(tr.Outcome.Resource.Value, []byte(deep)) {
 		t.Fatalf("the resource stored %.80s…", tr.Outcome.Resource.Value)
 	}
 	var buf bytes.Buffer
 	if err := tr.WriteJSON(&buf); err != nil {
 		t.Fatal(err)
 	}
-	back, err := engine.ReadTranscript(bytes.NewReader(buf.Bytes()))
+	back, err := transcript.Read(bytes.NewReader(buf.Bytes()))
 	if err != nil {
 		t.Fatalf("leaserace cannot read back its own transcript: %v", err)
 	}
@@ -61,7 +62,7 @@ func TestDeepestValueRoundTripsThroughATranscript(t *testing.T) {
 	for extra := 1; ; extra++ {
 		deeper := strings.Repeat("[", extra) + `"x"` + strings.Repeat("]", extra)
 		edited := strings.Replace(js, `"x"`, deeper, 1)
-		_, err := engine.ReadTranscript(strings.NewReader(edited))
+		_, err := transcript.Read(strings.NewReader(edited))
 		if err == nil {
 			continue
 		}
@@ -78,7 +79,7 @@ func TestDeepestValueRoundTripsThroughATranscript(t *testing.T) {
 // playOneWrite runs, on a real server, a scenario whose resource starts
 // with initial and takes one write of value (both YAML flow values), and
 // returns its transcript.
-func playOneWrite(t *testing.T, name, initial, value string, k scenario.Knobs) engine.Transcript {
+func playOneWrite(t *testing.T, name, initial, value string, k scenario.Knobs) transcript.Transcript {
 	t.Helper()
 	sc, err := scenario.Parse(name+".yaml", []byte(`name: `+name+`
 window: {from: 0, to: 10}

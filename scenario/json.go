@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
 )
 
 // MaxValueDepth bounds how deeply a value in a scenario or fixtures file may
@@ -53,4 +54,25 @@ func CheckDepth(b []byte, limit int) error {
 		}
 	}
 	return nil
+}
+
+// JSONEqual compares two JSON texts by meaning, numbers by their digits.
+func JSONEqual(a, b json.RawMessage) bool {
+	da, ea := decodeExact(a)
+	db, eb := decodeExact(b)
+	if ea != nil || eb != nil {
+		return bytes.Equal(bytes.TrimSpace(a), bytes.TrimSpace(b))
+	}
+	return reflect.DeepEqual(da, db)
+}
+
+func decodeExact(b json.RawMessage) (any, error) {
+	if len(b) == 0 {
+		b = json.RawMessage("null")
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	err := dec.Decode(&v)
+	return v, err
 }

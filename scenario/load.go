@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -585,8 +586,8 @@ func (f *file) expect(i int, fx fileExpect) (Expectation, error) {
 		return ex, f.errAt(p, "expect[%d]: needs effects: N (accepted effects at the resource, N >= 0)", i)
 	}
 	ex.Effects = *fx.Effects
-	if ex.Verdict != VerdictSafe && ex.Verdict != VerdictConflict {
-		return ex, f.errAt(p+".verdict", "expect[%d]: verdict %q: want safe or conflict", i, fx.Verdict)
+	if !slices.Contains(Verdicts(), ex.Verdict) {
+		return ex, f.errAt(p+".verdict", "expect[%d]: verdict %q: want conflict, blocked or safe", i, fx.Verdict)
 	}
 	if fx.Coordinator != nil {
 		l, err := f.lease(fx.Coordinator, p+".coordinator", true)

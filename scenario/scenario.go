@@ -134,22 +134,41 @@ type ResourceState struct {
 	Value json.RawMessage `json:"value"`
 }
 
-// Action names what an event does.
+// Action names what an event or move does.
 type Action string
 
 const (
-	ActionAcquire   Action = "acquire"
-	ActionSend      Action = "heartbeat.send"
-	ActionDeliver   Action = "heartbeat.deliver"
-	ActionEffect    Action = "effect"
-	ActionWrite     Action = "write"
-	ActionExpire    Action = "expire"
+	ActionAcquire Action = "acquire"
+	ActionSend    Action = "heartbeat.send"
+	ActionDeliver Action = "heartbeat.deliver"
+	// ActionReply is a renewal's reply reaching its sender, when it comes
+	// later than the renewal itself.
+	ActionReply  Action = "heartbeat.reply"
+	ActionEffect Action = "effect"
+	ActionWrite  Action = "write"
+	// ActionWriteSend and ActionWriteDeliver are an effect's write delayed
+	// in the network, as heartbeats are.
+	ActionWriteSend    Action = "write.send"
+	ActionWriteDeliver Action = "write.deliver"
+	ActionExpire       Action = "expire"
+	ActionPause        Action = "pause"
+	ActionResume       Action = "resume"
+	ActionRelease      Action = "release"
+	// ActionDrop and ActionAdvance exist only as moves a learner makes:
+	// the network loses a message; the clock moves on.
+	ActionDrop      Action = "drop"
+	ActionAdvance   Action = "advance"
 	defaultLeaseKey        = "lease"
 )
 
-// Actions lists every action a scenario may use.
+// Actions lists every action a scenario file may use.
 func Actions() []Action {
 	return []Action{ActionAcquire, ActionSend, ActionDeliver, ActionEffect, ActionWrite, ActionExpire}
+}
+
+// AllActions lists every action a move may have, file actions first.
+func AllActions() []Action {
+	return append(Actions(), ActionReply, ActionWriteSend, ActionWriteDeliver, ActionPause, ActionResume, ActionRelease, ActionDrop, ActionAdvance)
 }
 
 // Event is one thing that happens at a logical time.
@@ -204,12 +223,6 @@ func (e Expectation) Matches(k Knobs) bool {
 	return (e.Renewal == "*" || e.Renewal == string(k.Renewal)) &&
 		(e.Fencing == "*" || e.Fencing == string(k.Fencing))
 }
-
-// Verdicts.
-const (
-	VerdictSafe     = "safe"
-	VerdictConflict = "conflict"
-)
 
 // Scenario is a validated, time-resolved scenario.
 type Scenario struct {

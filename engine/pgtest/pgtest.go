@@ -27,7 +27,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leaserace/leaserace/engine/internal/pgserver"
+	"github.com/leaserace/leaserace/engine/pgserver"
 )
 
 const (

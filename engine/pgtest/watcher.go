@@ -14,7 +14,7 @@ import (
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
-	"github.com/leaserace/leaserace/engine/internal/pgserver"
+	"github.com/leaserace/leaserace/engine/pgserver"
 	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
 )

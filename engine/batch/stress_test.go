@@ -1,0 +1,208 @@
+package batch_test
+
+import (
+	"context"
+	"os"
+	"reflect"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/leaserace/leaserace/engine/batch"
+	"github.com/leaserace/leaserace/engine/pgtest"
+	"github.com/leaserace/leaserace/scenario"
+	"go.uber.org/goleak"
+)
+
+func TestStressScheduleIsFixedBySeed(t *testing.T) {
+	ttl := time.Duration(batch.StressTTL) * time.Millisecond
+	late, total := 0, 0
+	for run := range 200 {
+		a := batch.StressSchedule(42, run, 3)
+		b := batch.StressSchedule(42, run, 3)
+		if !reflect.DeepEqual(a, b) {
+			t.Fatalf("run %d: the same seed gave two schedules:\n%v\n%v", run, a, b)
+		}
+		if len(a) != 3 {
+			t.Fatalf("run %d: %d holder plans for 3 workers", run, len(a))
+		}
+		for _, p := range a {
+			if p.Start < 0 || p.Start >= 500*time.Microsecond {
+				t.Errorf("run %d: start delay %v outside [0, 500µs)", run, p.Start)
+			}
+			if len(p.Heartbeats) == 0 {
+				t.Fatalf("run %d: no heartbeats", run)
+			}
+			for _, d := range p.Heartbeats {
+				total++
+				switch {
+				case d >= ttl && d < 3*ttl:
+					late++
+				case d >= 0 && d < ttl/3:
+				default:
+					t.Errorf("run %d: heartbeat delay %v is neither prompt (< TTL/3) nor late (TTL..3·TTL)", run, d)
+				}
+			}
+		}
+	}
+	// About half are late: enough races to see, enough renewals that work.
+	if late < total/3 || late > 2*total/3 {
+		t.Errorf("%d of %d heartbeats late, want about half", late, total)
+	}
+	if reflect.DeepEqual(batch.StressSchedule(42, 0, 3), batch.StressSchedule(43, 0, 3)) {
+		t.Error("seeds 42 and 43 gave the same schedule")
+	}
+	if reflect.DeepEqual(batch.StressSchedule(42, 0, 3), batch.StressSchedule(42, 1, 3)) {
+		t.Error("runs 0 and 1 got the same schedule")
+	}
+}
+
+func TestStressRefusesBadConfig(t *testing.T) {
+	ctx := ctxT(t)
+	for name, cfg := range map[string]batch.StressConfig{
+		"no runs":     {Runs: 0},
+		"too many":    {Runs: batch.MaxStressRuns + 1},
+		"one worker":  {Runs: 1, Workers: 1},
+		"bad renewal": {Runs: 1, Settings: []scenario.Knobs{{Renewal: "sometimes", Fencing: scenario.FencingOff}}},
+		"bad fencing": {Runs: 1, Settings: []scenario.Knobs{{Renewal: scenario.RenewalBlind, Fencing: "loose"}}},
+		"parallel":    {Runs: 1, Parallel: batch.MaxStressParallel + 1},
+	} {
+		// No DSN: a bad config is refused before any connection.
+		if _, err := batch.Stress(ctx, cfg); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+// stressRuns is how many runs the safe-setting test makes: 1000 by default
+// (CI), more with LEASERACE_STRESS_RUNS (the README's 10,000-run figure).
+func stressRuns(t *testing.T) int {
+	n := 1000
+	if s := os.Getenv("LEASERACE_STRESS_RUNS"); s != "" {
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 1 {
+			t.Fatalf("LEASERACE_STRESS_RUNS=%q: want a positive whole number", s)
+		}
+		n = v
+	}
+	return n
+}
+
+func countStressSchemas(t *testing.T, dsn string) int {
+	t.Helper()
+	ctx := ctxT(t)
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var n int
+	if err := conn.QueryRow(ctx, "SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'lr_stress_%' OR nspname LIKE 'lr_res_%'").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestStressBlindOffViolatesCompareMonotonicDoesNot(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	before := countStressSchemas(t, dsn)
+	// Only goroutines this test starts must be gone when it ends.
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	blind := scenario.Knobs{Renewal: scenario.RenewalBlind, Fencing: scenario.FencingOff}
+	safe := scenario.Knobs{Renewal: scenario.RenewalCompare, Fencing: scenario.FencingMonotonic}
+	runs := stressRuns(t)
+	calls, last := 0, 0
+	res, err := batch.Stress(ctx, batch.StressConfig{
+		DSN: dsn, Runs: runs, Seed: 20261202,
+		Settings: []scenario.Knobs{blind, safe},
+		Progress: func(done, total int) {
+			calls++
+			if done <= last || total != 2*runs {
+				t.Errorf("progress %d/%d after %d", done, total, last)
+			}
+			last = done
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls != 2*runs || last != 2*runs {
+		t.Errorf("progress called %d times, last %d; want %d", calls, last, 2*runs)
+	}
+	if res.Runs != runs || len(res.Settings) != 2 || res.Seed != 20261202 {
+		t.Fatalf("result: %+v", res)
+	}
+	b, s := res.Settings[0], res.Settings[1]
+	t.Logf("%d runs per setting in %s (%.0f runs/s)", runs, res.Took.Round(time.Millisecond), res.RunsPerSecond())
+	t.Logf("blind/off: %+v", b)
+	t.Logf("compare/monotonic: %+v", s)
+	if b.Renewal != blind.Renewal || b.Fencing != blind.Fencing || b.Runs != runs {
+		t.Errorf("first setting: %+v", b)
+	}
+	if b.Violations == 0 || b.StaleRenewalsAccepted == 0 {
+		t.Errorf("blind/off over %d runs: %d violations, %d stale renewals accepted; want both above 0", runs, b.Violations, b.StaleRenewalsAccepted)
+	}
+	if b.Takeovers == 0 || s.Takeovers == 0 {
+		t.Errorf("no takeovers (blind %d, compare %d): the holders did not race", b.Takeovers, s.Takeovers)
+	}
+	if s.Runs != runs || s.Violations != 0 || s.StaleRenewalsAccepted != 0 {
+		t.Errorf("compare/monotonic over %d runs: %d violations, %d stale renewals accepted; want 0 and 0", s.Runs, s.Violations, s.StaleRenewalsAccepted)
+	}
+	if s.Accepted == 0 {
+		t.Error("compare/monotonic: no write was accepted at all")
+	}
+	if n := countStressSchemas(t, dsn); n != before {
+		t.Errorf("%d stress and resource schemas before, %d after: something was left behind", before, n)
+	}
+}
+
+func TestStressStopsWhenCancelled(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	before := countStressSchemas(t, dsn)
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	ctx, cancel := context.WithCancel(context.Background())
+	start := time.Now()
+	_, err := batch.Stress(ctx, batch.StressConfig{
+		DSN: dsn, Runs: 100000, Seed: 1,
+		Progress: func(done, _ int) {
+			if done == 20 {
+				cancel()
+			}
+		},
+	})
+	if err == nil {
+		t.Fatal("a cancelled stress reported success")
+	}
+	if d := time.Since(start); d > 30*time.Second {
+		t.Errorf("the stress took %s to stop", d)
+	}
+	if n := countStressSchemas(t, dsn); n != before {
+		t.Errorf("%d stress and resource schemas before, %d after a cancelled stress", before, n)
+	}
+}
+
+// BenchmarkStress measures stress throughput under compare/monotonic, the
+// setting the 10,000-run claim is about, setup included.
+func BenchmarkStress(b *testing.B) {
+	dsn := pgtest.DSN(b)
+	safe := []scenario.Knobs{{Renewal: scenario.RenewalCompare, Fencing: scenario.FencingMonotonic}}
+	const runs = 500
+	var took time.Duration
+	n := 0
+	for b.Loop() {
+		res, err := batch.Stress(context.Background(), batch.StressConfig{DSN: dsn, Runs: runs, Seed: uint64(n), Settings: safe})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if res.Settings[0].Violations != 0 {
+			b.Fatalf("compare/monotonic: %d violations", res.Settings[0].Violations)
+		}
+		took += res.Took
+		n++
+	}
+	b.ReportMetric(float64(n*runs)/took.Seconds(), "runs/s")
+}

@@ -1,0 +1,366 @@
+package batch_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/leaserace/leaserace/engine/batch"
+	"github.com/leaserace/leaserace/engine/pgtest"
+	"github.com/leaserace/leaserace/engine/transcript"
+	"github.com/leaserace/leaserace/scenario"
+)
+
+// recordTranscripts re-records assets/transcripts from live runs:
+//
+//	go test ./engine -run TestRecordShippedTranscripts -record-transcripts
+var recordTranscripts = flag.Bool("record-transcripts", false, "re-record assets/transcripts from live runs")
+
+// shippedDir is assets/transcripts as seen from this package's directory.
+const shippedDir = "../assets/transcripts"
+
+// roundTrip writes a transcript and reads it back, as verify reads a file.
+func roundTrip(t *testing.T, tr transcript.Transcript) transcript.Transcript {
+	t.Helper()
+	var b bytes.Buffer
+	if err := tr.WriteJSON(&b); err != nil {
+		t.Fatal(err)
+	}
+	back, err := transcript.Read(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return back
+}
+
+func verifyReport(t *testing.T, res batch.VerifyResult) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := res.WriteReport(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+func TestVerifyUntouchedTranscriptPasses(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	tr := roundTrip(t, liveTranscript(t, dsn, "renewal-race", knobs(scenario.RenewalBlind, scenario.FencingOff)))
+	res, err := batch.Verify(ctxT(t), dsn, tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Identical || res.Tampered() || res.Diff != nil || res.Live != tr.Digest {
+		t.Fatalf("an untouched transcript should verify: %+v\n%s", res, verifyReport(t, res))
+	}
+	if rep := verifyReport(t, res); !strings.HasPrefix(rep, "identical: renewal-race (renewal blind, fencing off), 6 steps, "+tr.Digest) {
+		t.Errorf("report: %s", rep)
+	}
+}
+
+// TestVerifyPartialTranscript: the TUI exports wherever the presenter
+// stands; verify replays to the same step.
+func TestVerifyPartialTranscript(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	r := openRun(t, dsn, "renewal-race", knobs(scenario.RenewalCompare, scenario.FencingMonotonic))
+	if err := r.Seek(ctxT(t), 3); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := r.Transcript()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := batch.Verify(ctxT(t), dsn, roundTrip(t, tr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Identical || res.LiveSteps != 3 || res.Events != 6 {
+		t.Fatalf("a transcript stopped after 3 steps should verify at step 3: %+v", res)
+	}
+	if rep := verifyReport(t, res); !strings.Contains(rep, "3 of 6 steps") {
+		t.Errorf("report should say the file stops early: %s", rep)
+	}
+}
+
+// TestVerifyTamperedRowsNamesTheStep changes one step's rows in the file,
+// leaving its digest line alone, as someone editing a transcript would.
+func TestVerifyTamperedRowsNamesTheStep(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	tr := liveTranscript(t, dsn, "renewal-race", knobs(scenario.RenewalBlind, scenario.FencingOff))
+	var b bytes.Buffer
+	if err := tr.WriteJSON(&b); err != nil {
+		t.Fatal(err)
+	}
+	// Edit the JSON text itself: the fifth step is A's heartbeat at 1075.
+	var doc map[string]any
+	dec := json.NewDecoder(&b)
+	dec.UseNumber()
+	if err := dec.Decode(&doc); err != nil {
+		t.Fatal(err)
+	}
+	step := doc["steps"].([]any)[4].(map[string]any)
+	if step["action"] != "heartbeat.deliver" || step["rows"] != json.Number("1") {
+		t.Fatalf("step 5 is not A's one-row heartbeat: %v", step)
+	}
+	step["rows"] = 0
+	edited, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tampered, err := transcript.Read(bytes.NewReader(edited))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	res, err := batch.Verify(ctxT(t), dsn, tampered)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Identical || !res.Tampered() {
+		t.Fatalf("a tampered transcript must fail verify as tampered: %+v", res)
+	}
+	if res.Live != tr.Digest || res.Recorded != tr.Digest {
+		t.Errorf("the live run should still reproduce the original digest %s: live %s, recorded %s", tr.Digest, res.Live, res.Recorded)
+	}
+	d := res.Diff
+	if d == nil {
+		t.Fatalf("no differing step named: %+v", res)
+	}
+	if d.Index != 4 || d.T != 1075 || d.Actor != "A" || d.Action != scenario.ActionDeliver {
+		t.Errorf("first differing step: #%d t=%d %s %s, want #4 t=1075 A heartbeat.deliver", d.Index, d.T, d.Actor, d.Action)
+	}
+	var differ []string
+	for _, f := range d.Fields {
+		if f.Differs {
+			differ = append(differ, f.Name)
+			if f.Name == "rows" && (f.Recorded != "0" || f.Live != "1") {
+				t.Errorf("rows: recorded %q, live %q; want 0 and 1", f.Recorded, f.Live)
+			}
+		}
+	}
+	if !slices.Equal(differ, []string{"rows"}) {
+		t.Errorf("differing fields %v, want only rows", differ)
+	}
+	rep := verifyReport(t, res)
+	for _, want := range []string{
+		"DIFFERS: renewal-race (renewal blind, fencing off)",
+		"the file was edited after it was recorded",
+		"first difference: step 5 of 6 (live run: 6), t=1075, A heartbeat.deliver",
+		"field",
+		"recorded",
+		"live",
+		"UPDATE 1",
+	} {
+		if !strings.Contains(rep, want) {
+			t.Errorf("report lacks %q:\n%s", want, rep)
+		}
+	}
+	if !sideBySide(rep, "≠ rows", "0", "1") {
+		t.Errorf("report should show rows 0 against 1 side by side:\n%s", rep)
+	}
+}
+
+// sideBySide reports whether some line starts with mark and holds the two
+// values as its next columns.
+func sideBySide(rep, mark, rec, live string) bool {
+	for _, line := range strings.Split(rep, "\n") {
+		f := strings.Fields(strings.TrimSpace(line))
+		if strings.HasPrefix(strings.TrimSpace(line), mark) && len(f) == 4 && f[2] == rec && f[3] == live {
+			return true
+		}
+	}
+	return false
+}
+
+// TestVerifyCatchesAConsistentLie: a file whose knobs were changed and whose
+// digest was recomputed is self-consistent, and only the live run shows it
+// is not what those knobs do.
+func TestVerifyCatchesAConsistentLie(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	tr := liveTranscript(t, dsn, "renewal-race", knobs(scenario.RenewalBlind, scenario.FencingOff))
+	tr.Knobs = knobs(scenario.RenewalCompare, scenario.FencingOff)
+	d, err := tr.ComputeDigest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.Digest = d
+	res, err := batch.Verify(ctxT(t), dsn, roundTrip(t, tr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Identical || res.Tampered() {
+		t.Fatalf("want a consistent file that a live run contradicts: %+v", res)
+	}
+	if res.Diff == nil || res.Diff.Index != 4 {
+		t.Fatalf("first difference should be A's heartbeat (step 5): %+v", res.Diff)
+	}
+	for _, f := range res.Diff.Fields {
+		if f.Name == "tag" && (!f.Differs || f.Recorded != "UPDATE 1" || f.Live != "UPDATE 0") {
+			t.Errorf("tag: %+v, want UPDATE 1 recorded against UPDATE 0 live", f)
+		}
+	}
+}
+
+// TestVerifyDigestLineEdited: the steps are true, only the digest line lies.
+func TestVerifyDigestLineEdited(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	tr := liveTranscript(t, dsn, "control", knobs(scenario.RenewalCompare, scenario.FencingOff))
+	tr.Digest = "sha256:" + strings.Repeat("0", 64)
+	res, err := batch.Verify(ctxT(t), dsn, roundTrip(t, tr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Identical || !res.Tampered() || res.Diff != nil || res.Content != res.Live {
+		t.Fatalf("want only the digest line flagged: %+v", res)
+	}
+	if rep := verifyReport(t, res); !strings.Contains(rep, "only the digest written in it was changed") {
+		t.Errorf("report:\n%s", rep)
+	}
+}
+
+func TestVerifyScenarioFromFileWithTimes(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	src, err := scenario.BuiltinSource("renewal-race")
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "race.yaml")
+	if err := os.WriteFile(file, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := scenario.LoadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Arrival before the takeover: the heartbeat is no longer late.
+	early, err := sc.WithTimes(map[string]int64{"arrival": 1065})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := openScenario(t, dsn, early, knobs(scenario.RenewalBlind, scenario.FencingOff))
+	if err := r.PlayAll(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := r.Transcript()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Meta == nil || tr.Meta.Source != file || tr.Times["arrival"] != 1065 {
+		t.Fatalf("transcript should name its file and times: meta %+v, times %v", tr.Meta, tr.Times)
+	}
+	res, err := batch.Verify(ctxT(t), dsn, roundTrip(t, tr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Identical {
+		t.Fatalf("a file scenario with varied times should verify:\n%s", verifyReport(t, res))
+	}
+	if err := os.Remove(file); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := batch.Verify(ctxT(t), dsn, tr); err == nil || !strings.Contains(err.Error(), "cannot find the scenario") {
+		t.Errorf("verify without the scenario file: %v", err)
+	}
+}
+
+// TestShippedTranscriptsCoverEveryBuiltin needs no server: one file per
+// built-in scenario and knob setting, each true to its own digest.
+func TestShippedTranscriptsCoverEveryBuiltin(t *testing.T) {
+	var want []string
+	for _, n := range scenario.BuiltinNames() {
+		for _, k := range scenario.AllKnobs() {
+			want = append(want, transcript.Name(n, k))
+		}
+	}
+	got := shippedNames(t)
+	slices.Sort(want)
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Fatalf("assets/transcripts holds %v\nwant %v\n(re-record: go test ./engine -run TestRecordShippedTranscripts -record-transcripts)", got, want)
+	}
+	for _, name := range got {
+		tr := readShipped(t, name)
+		if transcript.Name(tr.Scenario, tr.Knobs) != name {
+			t.Errorf("%s.json holds %s (%s)", name, tr.Scenario, tr.Knobs)
+		}
+		if d, err := tr.ComputeDigest(); err != nil || d != tr.Digest {
+			t.Errorf("%s.json: content digest %s, file says %s (%v)", name, d, tr.Digest, err)
+		}
+		if tr.Meta == nil || tr.Meta.Provider == "" || tr.Meta.ServerVersion == "" || tr.Meta.RecordedAt == "" {
+			t.Errorf("%s.json should say where and when it was recorded: %+v", name, tr.Meta)
+		}
+	}
+}
+
+// TestShippedTranscriptsReproduceOnEveryProvider is the promise behind the
+// shipped transcripts: live runs reproduce each one digest for digest, on
+// every PostgreSQL provider this machine offers.
+func TestShippedTranscriptsReproduceOnEveryProvider(t *testing.T) {
+	names := shippedNames(t)
+	for _, srv := range pgtest.Servers(t) {
+		t.Run(srv.Provider, func(t *testing.T) {
+			for _, name := range names {
+				t.Run(name, func(t *testing.T) {
+					t.Parallel()
+					res, err := batch.Verify(ctxT(t), srv.DSN, readShipped(t, name))
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !res.Identical {
+						t.Errorf("%s does not reproduce on %s:\n%s", name, srv.Provider, verifyReport(t, res))
+					}
+				})
+			}
+		})
+	}
+}
+
+// TestRecordShippedTranscripts rewrites assets/transcripts from live runs
+// when -record-transcripts is given; otherwise it is skipped.
+func TestRecordShippedTranscripts(t *testing.T) {
+	if !*recordTranscripts {
+		t.Skip("re-record with -record-transcripts")
+	}
+	srv := pgtest.Servers(t)[0]
+	cfg := batch.EvidenceConfig{DSN: srv.DSN, Provider: srv.Provider, ServerVersion: serverVersion(t, srv.DSN)}
+	scs, err := scenario.Builtins()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sc := range scs {
+		ts, err := batch.RecordAll(ctxT(t), cfg, sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tr := range ts {
+			data, err := transcript.Render(tr, "json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			file := filepath.Join(shippedDir, transcript.Name(tr.Scenario, tr.Knobs)+".json")
+			if err := os.WriteFile(file, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("recorded %s (%s)", file, tr.Digest)
+		}
+	}
+}
+
+func serverVersion(t *testing.T, dsn string) string {
+	t.Helper()
+	conn, err := pgx.Connect(ctxT(t), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctxT(t))
+	var v string
+	if err := conn.QueryRow(ctxT(t), "SHOW server_version").Scan(&v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}

@@ -1,0 +1,106 @@
+package pgserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+)
+
+// Options are the settings a person can give for any provider.
+type Options struct {
+	// DSN is a connection string for the dsn provider.
+	DSN string
+	// Image is the PostgreSQL image for the container provider.
+	Image string
+}
+
+// ByName returns the provider a person asked for by name.
+func ByName(name string, opts Options) (Provider, error) {
+	switch name {
+	case "", "auto":
+		return AutoProvider{Options: opts}, nil
+	case "container", "local":
+		if opts.DSN != "" {
+			return nil, fmt.Errorf("a DSN was given, but the %s provider starts its own server: drop the DSN or choose dsn", name)
+		}
+		if name == "local" {
+			return LocalProvider{}, nil
+		}
+		return ContainerProvider{Image: opts.Image}, nil
+	case "dsn":
+		return DSNProvider{DSN: opts.DSN}, nil
+	}
+	return nil, fmt.Errorf("unknown PostgreSQL provider %q: choose auto, container, local or dsn", name)
+}
+
+// AutoProvider picks a server the way a person would: the one they pointed
+// at (a DSN, DATABASE_URL, PGHOST or PGDATABASE), else a container if Docker
+// answers, else a local cluster. A provider that fails hands over to the
+// next one and says why through progress.
+type AutoProvider struct {
+	Options Options
+}
+
+// Name implements Provider.
+func (AutoProvider) Name() string { return "auto" }
+
+// Start implements Provider. The Server's Provider field names the one that
+// served, and Took counts the whole search.
+func (a AutoProvider) Start(ctx context.Context, progress func(string)) (*Server, error) {
+	began := time.Now()
+	if a.Options.DSN != "" {
+		// A DSN given outright is what the person wants; falling back to
+		// another server would hide their mistake.
+		return DSNProvider{DSN: a.Options.DSN}.Start(ctx, progress)
+	}
+	var chain []Provider
+	if dsnInEnvironment() {
+		chain = append(chain, DSNProvider{})
+	}
+	chain = append(chain, ContainerProvider{Image: a.Options.Image}, LocalProvider{})
+
+	say := func(line string) {
+		if progress != nil {
+			progress(line)
+		}
+	}
+	var failures []error
+	for i, p := range chain {
+		say("trying " + p.Name())
+		srv, err := p.Start(ctx, progress)
+		if err == nil {
+			srv.Took = time.Since(began)
+			return srv, nil
+		}
+		failures = append(failures, fmt.Errorf("%s: %w", p.Name(), err))
+		if ctx.Err() != nil {
+			break // the person gave up: no point trying the rest
+		}
+		if i+1 < len(chain) {
+			say(fmt.Sprintf("%s did not work (%s); trying %s", p.Name(), firstLine(err), chain[i+1].Name()))
+		}
+	}
+	return nil, fmt.Errorf("no PostgreSQL server could be started or reached. "+
+		"Any one of these fixes it: pass --dsn postgres://user:password@host/dbname for a server you have; "+
+		"install Docker and start it; or install PostgreSQL (Debian: apt-get install postgresql).\n%w",
+		errors.Join(failures...))
+}
+
+// dsnInEnvironment tells whether the environment names a server, the way
+// psql users point at one.
+func dsnInEnvironment() bool {
+	for _, v := range []string{"DATABASE_URL", "PGHOST", "PGDATABASE"} {
+		if os.Getenv(v) != "" {
+			return true
+		}
+	}
+	return false
+}
+
+func firstLine(err error) string {
+	s, _, _ := strings.Cut(err.Error(), "\n")
+	return s
+}

@@ -1,0 +1,316 @@
+package transcript_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/engine/pgtest"
+	"github.com/leaserace/leaserace/scenario"
+)
+
+// updateMD rewrites the Markdown goldens from live runs:
+//
+//	go test ./engine -run TestMarkdownGolden -update-md
+var updateMD = flag.Bool("update-md", false, "rewrite testdata/golden/*.md from live runs")
+
+// mdRun opens a run of a built-in scenario on a real server.
+func mdRun(t *testing.T, dsn, name string, k scenario.Knobs) *engine.Run {
+	t.Helper()
+	sc, err := scenario.Builtin(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	r, err := engine.Open(ctx, engine.Config{DSN: dsn, Scenario: sc, Knobs: k, Provider: "local", ServerVersion: "15.0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := r.Close(ctx); err != nil {
+			t.Errorf("close: %v", err)
+		}
+	})
+	return r
+}
+
+// mdFixMeta replaces what differs between machines and runs, so a golden
+// made here matches a run anywhere.
+func mdFixMeta(tr *engine.Transcript) {
+	tr.Meta = &engine.Meta{Provider: "local", ServerVersion: "15.0 (golden)", RecordedAt: "2026-01-01T00:00:00Z", Leaserace: "0.1.0-test", Source: "builtin"}
+}
+
+func mdOf(t *testing.T, tr engine.Transcript) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := engine.WriteMarkdown(&b, tr); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// mdLive plays a built-in scenario to the end and renders it.
+func mdLive(t *testing.T, dsn, name string, k scenario.Knobs) (engine.Transcript, string) {
+	t.Helper()
+	r := mdRun(t, dsn, name, k)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := r.PlayAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := r.Transcript()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mdFixMeta(&tr)
+	return tr, mdOf(t, tr)
+}
+
+// mdSession steps through renewal-race the way a presenter would (to the
+// late heartbeat, toggle renewal, back one step, on to the end) and returns
+// the transcript with that session attached.
+func mdSession(t *testing.T, dsn string) engine.Transcript {
+	t.Helper()
+	k := scenario.Knobs{Renewal: scenario.RenewalBlind, Fencing: scenario.FencingOff}
+	r := mdRun(t, dsn, "renewal-race", k)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var session []engine.SessionEntry
+	entry := func(kind string, st *engine.Step, change []string) {
+		session = append(session, engine.SessionEntry{Kind: kind, Scenario: "renewal-race", T: r.Now(), Pos: r.Pos(), Knobs: r.Knobs(), Step: st, Change: change})
+	}
+	for range 5 {
+		st, err := r.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		entry(engine.SessionStep, &st, nil)
+	}
+	ch, err := r.SetKnobs(ctx, scenario.Knobs{Renewal: scenario.RenewalCompare, Fencing: scenario.FencingOff})
+	if err != nil {
+		t.Fatal(err)
+	}
+	entry(engine.SessionToggle, nil, ch.Lines)
+	if err := r.Seek(ctx, r.Pos()-1); err != nil {
+		t.Fatal(err)
+	}
+	entry(engine.SessionBack, nil, nil)
+	if err := r.PlayAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	entry(engine.SessionSeek, nil, nil)
+	tr, err := r.Transcript()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mdFixMeta(&tr)
+	tr.Session = session
+	return tr
+}
+
+func TestMarkdownGolden(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	cases := map[string]func() engine.Transcript{}
+	for _, c := range []struct {
+		name string
+		k    scenario.Knobs
+	}{
+		{"renewal-race", scenario.Knobs{Renewal: scenario.RenewalBlind, Fencing: scenario.FencingOff}},
+		{"renewal-race", scenario.Knobs{Renewal: scenario.RenewalCompare, Fencing: scenario.FencingOff}},
+		{"busy-holder", scenario.Knobs{Renewal: scenario.RenewalBlind, Fencing: scenario.FencingStrict}},
+	} {
+		cases[c.name+"-"+string(c.k.Renewal)+"-"+string(c.k.Fencing)] = func() engine.Transcript {
+			tr, _ := mdLive(t, dsn, c.name, c.k)
+			return tr
+		}
+	}
+	cases["renewal-race-session"] = func() engine.Transcript { return mdSession(t, dsn) }
+
+	for name, make := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := mdOf(t, make())
+			golden := filepath.Join("testdata", "golden", name+".md")
+			if *updateMD {
+				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run with -update-md to create it)", err)
+			}
+			if got != string(want) {
+				t.Errorf("Markdown for %s differs from %s (run with -update-md after checking the change):\n%s", name, golden, got)
+			}
+			mdCheckTables(t, got)
+		})
+	}
+}
+
+// TestMarkdownShowsTheRace pins the facts the blind/off transcript must
+// show, so a golden rewritten by mistake cannot lose them quietly.
+func TestMarkdownShowsTheRace(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	tr, md := mdLive(t, dsn, "renewal-race", scenario.Knobs{Renewal: scenario.RenewalBlind, Fencing: scenario.FencingOff})
+	for _, want := range []string{
+		"# leaserace transcript: renewal-race\n",
+		"| Renewal | **blind** (blind overwrite)",
+		"| Fencing | **off** (no fencing)",
+		"| Provider | local |",
+		"| PostgreSQL | 15.0 (golden) |",
+		// The late heartbeat's row: one row, the lease resurrected to A.
+		"| 5 | 1075 | A | heartbeat.deliver hb1 | `UPDATE 1` | **A** · **fence 1** · v2 · **expires 1135** (fence regressed 2 → 1) |",
+		"### 5 · t=1075 · A · heartbeat.deliver hb1 → `UPDATE 1`",
+		"```sql\nUPDATE leases\nSET owner = $2, fence = $3",
+		"Arguments: `$1` = `\"orders\"`, `$2` = `\"A\"`, `$3` = `1`, `$4` = `1`, `$5` = `1075`, `$6` = `60`.",
+		"**CONFLICT**: 2 effects accepted.",
+		"`" + tr.Digest + "`",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("Markdown lacks %q:\n%s", want, md)
+		}
+	}
+	// Every statement that ran appears verbatim in a sql block.
+	for _, s := range tr.Steps {
+		if s.SQL != "" && !strings.Contains(md, "```sql\n"+s.SQL+"\n```") {
+			t.Errorf("statement of step t=%d not verbatim:\n%s", s.T, s.SQL)
+		}
+	}
+	// The digest line does not depend on where the run was recorded.
+	tr2 := tr
+	tr2.Meta = &engine.Meta{Provider: "container", ServerVersion: "16.4"}
+	if d, _ := tr2.ComputeDigest(); d != tr.Digest || !strings.Contains(mdOf(t, tr2), "`"+tr.Digest+"`") {
+		t.Errorf("digest should not depend on Meta")
+	}
+}
+
+func TestMarkdownSessionSection(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	md := mdOf(t, mdSession(t, dsn))
+	for _, want := range []string{
+		"## Session\n",
+		"1. **step** at t=1055 (blind/off): A heartbeat.send hb1",
+		"5. **step** at t=1075 (blind/off): A heartbeat.deliver hb1 → `UPDATE 1`",
+		"6. **toggled** the knobs to compare/off at t=1075: ",
+		"owner A → B, fence 1 → 2",
+		"7. **back** to step 4 at t=1070 (compare/off)",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("session section lacks %q:\n%s", want, md)
+		}
+	}
+	_, plain := mdLive(t, dsn, "control", scenario.Knobs{Renewal: scenario.RenewalBlind, Fencing: scenario.FencingOff})
+	if strings.Contains(plain, "## Session") {
+		t.Errorf("a transcript without a session should have no Session section")
+	}
+}
+
+// TestMarkdownEscapes feeds names and values that would break a table or
+// turn into markup.
+func TestMarkdownEscapes(t *testing.T) {
+	val := json.RawMessage(`"a|b` + "`" + `<script>x</script>"`)
+	eff := engine.Effect{Seq: 1, Actor: "w|1", Epoch: 3, Value: val, Accepted: false, Reason: "epoch 3 | stored 4", StoredEpoch: 4}
+	tr := engine.Transcript{
+		Format:   engine.TranscriptFormat,
+		Scenario: "odd|name",
+		Knobs:    scenario.Knobs{Renewal: scenario.RenewalBlind, Fencing: scenario.FencingStrict},
+		Initial:  engine.Initial{Resource: scenario.ResourceState{Epoch: 4, Value: val}},
+		Steps: []engine.Step{{
+			T: 7, Actor: "w|1", Action: scenario.ActionWrite,
+			SQL:  "SELECT '```' | 1 AS x\n-- a | b",
+			Args: []any{int64(3), json.RawMessage(`"x|y"`)},
+			Tag:  "UPDATE 0", Call: &engine.Call{Method: "POST", Path: "/writes", Status: 409, Reason: "epoch 3 | stored 4"},
+			Resource: engine.ResourceSnap{Epoch: 4, Value: val, Effects: []engine.Effect{eff}},
+			Note:     "a *bold* <b>claim</b>\nwith | pipes and [a](link)",
+		}},
+		Outcome: engine.Outcome{Rejected: 1, Verdict: scenario.VerdictSafe, Resource: scenario.ResourceState{Epoch: 4, Value: val}},
+		Meta:    &engine.Meta{Provider: "dsn|x", ServerVersion: "<16>"},
+	}
+	md := mdOf(t, tr)
+	mdCheckTables(t, md)
+	prose := mdProse(md)
+	for _, bad := range []string{"<script>", "<b>", "*bold*", "[a](link)", "<16>"} {
+		if strings.Contains(prose, bad) {
+			t.Errorf("Markdown lets %q through:\n%s", bad, md)
+		}
+	}
+	// The statement keeps its text verbatim in a fence it cannot close.
+	if !strings.Contains(md, "````sql\nSELECT '```' | 1 AS x\n-- a | b\n````") {
+		t.Errorf("statement not verbatim in a longer fence:\n%s", md)
+	}
+}
+
+// mdProse is md without code blocks and code spans, whose contents are
+// shown literally: what is left is what a renderer interprets.
+func mdProse(md string) string {
+	var out strings.Builder
+	inBlock := false
+	for _, line := range strings.Split(md, "\n") {
+		if strings.HasPrefix(line, "```") {
+			inBlock = !inBlock
+			continue
+		}
+		if inBlock {
+			continue
+		}
+		for line != "" {
+			i := strings.IndexByte(line, '`')
+			if i < 0 {
+				out.WriteString(line)
+				break
+			}
+			out.WriteString(line[:i])
+			n := len(line[i:]) - len(strings.TrimLeft(line[i:], "`"))
+			fence := line[i : i+n]
+			rest := line[i+n:]
+			j := strings.Index(rest, fence)
+			if j < 0 {
+				out.WriteString(line[i:])
+				break
+			}
+			line = rest[j+n:]
+		}
+		out.WriteByte('\n')
+	}
+	return out.String()
+}
+
+// mdCheckTables checks that every table row has as many cells as its
+// header: no value, name or note split a row with a stray |.
+func mdCheckTables(t *testing.T, md string) {
+	t.Helper()
+	unescaped := regexp.MustCompile(`(^|[^\\])\|`)
+	cells := func(line string) int { return len(unescaped.FindAllString(line, -1)) }
+	want := -1
+	inCode := false
+	for i, line := range strings.Split(md, "\n") {
+		if strings.HasPrefix(line, "```") {
+			inCode = !inCode
+		}
+		if inCode || !strings.HasPrefix(line, "|") {
+			want = -1
+			continue
+		}
+		if want < 0 {
+			want = cells(line)
+			continue
+		}
+		if got := cells(line); got != want {
+			t.Errorf("line %d has %d cell separators, its table's header %d: %s", i+1, got, want, line)
+		}
+	}
+}

@@ -1,0 +1,288 @@
+package transcript_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/leaserace/leaserace/assets"
+	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/engine/pgtest"
+	"github.com/leaserace/leaserace/scenario"
+)
+
+// updateMermaid rewrites the Mermaid goldens from live runs:
+//
+//	go test ./engine -run TestMermaidGolden -update-mermaid
+var updateMermaid = flag.Bool("update-mermaid", false, "rewrite testdata/golden/*.mmd from live runs")
+
+// mermaidDirEnv names a directory where `npm install mermaid jsdom` was run;
+// with it set, the diagrams are checked by Mermaid's own parser.
+const mermaidDirEnv = "LEASERACE_MERMAID_DIR"
+
+// liveTranscript plays a built-in scenario to the end on a real server.
+func liveTranscript(t *testing.T, dsn, name string, k scenario.Knobs) engine.Transcript {
+	t.Helper()
+	r := openRun(t, dsn, name, k)
+	if err := r.PlayAll(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := r.Transcript()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+func mermaidOf(t *testing.T, tr engine.Transcript) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := engine.WriteMermaid(&b, tr); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+func TestMermaidGolden(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	for _, k := range []scenario.Knobs{
+		knobs(scenario.RenewalBlind, scenario.FencingOff),
+		knobs(scenario.RenewalCompare, scenario.FencingOff),
+	} {
+		name := engine.TranscriptName("renewal-race", k)
+		t.Run(name, func(t *testing.T) {
+			got := mermaidOf(t, liveTranscript(t, dsn, "renewal-race", k))
+			golden := filepath.Join("testdata", "golden", name+".mmd")
+			if *updateMermaid {
+				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run with -update-mermaid to create it)", err)
+			}
+			if got != string(want) {
+				t.Errorf("Mermaid for %s differs from %s (run with -update-mermaid after checking the change):\n%s", name, golden, got)
+			}
+		})
+	}
+}
+
+// TestMermaidShowsTheRace checks the race's landmarks in the live diagrams,
+// so a golden rewritten by mistake cannot lose them quietly.
+func TestMermaidShowsTheRace(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	blind := mermaidOf(t, liveTranscript(t, dsn, "renewal-race", knobs(scenario.RenewalBlind, scenario.FencingOff)))
+	compare := mermaidOf(t, liveTranscript(t, dsn, "renewal-race", knobs(scenario.RenewalCompare, scenario.FencingOff)))
+	for _, want := range []string{
+		"participant A\n    participant Coordinator as Coordinator (PostgreSQL)\n    participant B\n    participant Resource",
+		"A--)Coordinator: hb1 (sent 1055, delayed)",
+		"the network holds it until 1075",
+		"rect rgb(",
+		"1060 clock: A's lease (fence 1) expired at 1060",
+		"B->>Coordinator: 1070 acquire",
+		"UPDATE 1, 1 row · now B, fence 2, v2, expires 1130 (owner A → B, fence 1 → 2",
+		"A->>Coordinator: 1075 hb1 arrives (sent 1055): blind overwrite",
+		"fence regressed 2 → 1",
+		"outcome: 2 effects / CONFLICT",
+	} {
+		if !strings.Contains(blind, want) {
+			t.Errorf("blind/off diagram lacks %q:\n%s", want, blind)
+		}
+	}
+	for _, want := range []string{
+		"A-xCoordinator: 1075 hb1 arrives (sent 1055): compare-and-renew",
+		"UPDATE 0, 0 rows · still B, fence 2",
+		"A makes no call",
+		"outcome: 1 effect / SAFE",
+	} {
+		if !strings.Contains(compare, want) {
+			t.Errorf("compare/off diagram lacks %q:\n%s", want, compare)
+		}
+	}
+	// The stale window closes on the heartbeat's arrival: A's later
+	// effect is drawn after the rect's end.
+	if i, j := strings.Index(blind, "    end\n"), strings.Index(blind, "A->>Resource: 1080"); i < 0 || j < i {
+		t.Errorf("the stale window should end before A's effect at 1080:\n%s", blind)
+	}
+}
+
+// TestMermaidRefusedWritesAndOddNames needs no server: a hand-made
+// transcript with a 409, actor names Mermaid cannot take as ids, and text
+// with the characters its grammar reserves.
+func TestMermaidRefusedWritesAndOddNames(t *testing.T) {
+	tr := oddTranscript()
+	got := mermaidOf(t, tr)
+	for _, want := range []string{
+		"participant actor1\n",
+		"participant actor2 as end",
+		"participant actor3 as w-2",
+		"actor1->>Resource: 1000 POST /writes epoch 10",
+		"actor2->>Resource: 1001 POST /writes epoch 11",
+		"actor3-xResource: 1002 POST /writes epoch 10",
+		"409 refused: epoch 10 #60; 11 #35;1#59; no",
+		"Note over actor3: 1003 a #60;b#62; note",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("diagram lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "Coordinator") || strings.Contains(got, "rect ") {
+		t.Errorf("a resource-only transcript has no coordinator and no stale window:\n%s", got)
+	}
+	if !strings.HasSuffix(got, "\n") || strings.HasSuffix(got, "\n\n") {
+		t.Errorf("diagram should end with exactly one newline")
+	}
+	mermaidParse(t, map[string]string{"odd.mmd": got})
+}
+
+func oddTranscript() engine.Transcript {
+	eff := func(seq int64, actor string, epoch int64, ok bool, stored int64) engine.Effect {
+		return engine.Effect{Seq: seq, Actor: actor, Epoch: epoch, Value: json.RawMessage(`"v"`), Accepted: ok, StoredEpoch: stored}
+	}
+	// "actor1" is a plain name; the aliases for the others must avoid it.
+	e0 := eff(0, "actor1", 10, true, 10)
+	e1 := eff(1, "end", 11, true, 10)
+	e2 := eff(2, "w-2", 10, false, 11)
+	return engine.Transcript{
+		Format:   engine.TranscriptFormat,
+		Scenario: "odd",
+		Knobs:    knobs(scenario.RenewalBlind, scenario.FencingMonotonic),
+		Initial:  engine.Initial{Resource: scenario.ResourceState{Epoch: 10, Value: json.RawMessage(`"a"`)}},
+		Steps: []engine.Step{
+			{T: 1000, Actor: "actor1", Action: scenario.ActionWrite, Call: &engine.Call{Method: "POST", Path: "/writes", Status: 200, Accepted: true},
+				Resource: engine.ResourceSnap{Epoch: 10, Value: json.RawMessage(`"v"`), Effects: []engine.Effect{e0}}},
+			{T: 1001, Actor: "end", Action: scenario.ActionWrite, Call: &engine.Call{Method: "POST", Path: "/writes", Status: 200, Accepted: true},
+				Resource: engine.ResourceSnap{Epoch: 11, Value: json.RawMessage(`"v"`), Effects: []engine.Effect{e1}}},
+			{T: 1002, Actor: "w-2", Action: scenario.ActionWrite, Call: &engine.Call{Method: "POST", Path: "/writes", Status: 409, Reason: "epoch 10 < 11 #1; no"},
+				Resource: engine.ResourceSnap{Epoch: 11, Value: json.RawMessage(`"v"`), Effects: []engine.Effect{e1, e2}}},
+			{T: 1003, Actor: "w-2", Action: scenario.ActionEffect, Note: "a <b>\nnote",
+				Resource: engine.ResourceSnap{Epoch: 11, Value: json.RawMessage(`"v"`), Effects: []engine.Effect{e1, e2}}},
+		},
+		Outcome: engine.Outcome{Effects: 1, Rejected: 1, Verdict: scenario.VerdictSafe, Resource: scenario.ResourceState{Epoch: 11, Value: json.RawMessage(`"v"`)}},
+	}
+}
+
+// TestMermaidParses checks the goldens and the diagram of every shipped
+// transcript with Mermaid's own parser (no server needed).
+func TestMermaidParses(t *testing.T) {
+	docs := map[string]string{}
+	goldens, _ := filepath.Glob(filepath.Join("testdata", "golden", "*.mmd"))
+	if len(goldens) == 0 {
+		t.Fatal("no Mermaid goldens in testdata/golden")
+	}
+	for _, g := range goldens {
+		b, err := os.ReadFile(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs[g] = string(b)
+	}
+	for _, name := range shippedNames(t) {
+		docs[name] = mermaidOf(t, readShipped(t, name))
+	}
+	mermaidParse(t, docs)
+}
+
+// mermaidParse runs Mermaid's parser over each document, or skips when
+// LEASERACE_MERMAID_DIR does not point at an install of it.
+func mermaidParse(t *testing.T, docs map[string]string) {
+	t.Helper()
+	dir := os.Getenv(mermaidDirEnv)
+	if dir == "" {
+		t.Skipf("Mermaid's parser is not installed: set %s to a directory where `npm install mermaid jsdom` ran", mermaidDirEnv)
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatalf("%s is set but node is not on PATH: %v", mermaidDirEnv, err)
+	}
+	tmp := t.TempDir()
+	var files []string
+	for name, doc := range docs {
+		f := filepath.Join(tmp, strings.NewReplacer("/", "_", "\\", "_").Replace(name))
+		if err := os.WriteFile(f, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	// An ES module given with -e resolves its imports from the working
+	// directory: the one holding node_modules/mermaid.
+	cmd := exec.CommandContext(ctx, node, append([]string{"--input-type=module", "-e", mermaidCheckJS, "--"}, files...)...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("Mermaid's parser rejected a diagram: %v\n%s", err, out)
+	}
+	if n := strings.Count(string(out), "ok "); n != len(files) {
+		t.Fatalf("Mermaid's parser checked %d of %d diagrams:\n%s", n, len(files), out)
+	}
+}
+
+// mermaidCheckJS parses each file named on the command line with
+// mermaid.parse; jsdom stands in for the browser Mermaid expects.
+const mermaidCheckJS = `
+import { JSDOM } from 'jsdom';
+import { readFileSync } from 'node:fs';
+const dom = new JSDOM('<!doctype html><html><body></body></html>');
+globalThis.window = dom.window;
+globalThis.document = dom.window.document;
+const { default: mermaid } = await import('mermaid');
+mermaid.initialize({ startOnLoad: false });
+let bad = 0;
+for (const f of process.argv.slice(1)) {
+  try {
+    const r = await mermaid.parse(readFileSync(f, 'utf8'));
+    if (r.diagramType !== 'sequence') throw new Error('parsed as ' + r.diagramType + ', not a sequence diagram');
+    console.log('ok ' + f);
+  } catch (e) {
+    bad++;
+    console.log('FAIL ' + f + ': ' + e.message);
+  }
+}
+process.exit(bad ? 1 : 0);
+`
+
+// shippedNames lists the transcripts in assets/transcripts, without ".json".
+func shippedNames(t *testing.T) []string {
+	t.Helper()
+	entries, err := fs.ReadDir(assets.FS, "transcripts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		if n, ok := strings.CutSuffix(e.Name(), ".json"); ok {
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
+func readShipped(t *testing.T, name string) engine.Transcript {
+	t.Helper()
+	f, err := assets.FS.Open(path.Join("transcripts", name+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tr, err := engine.ReadTranscript(f)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return tr
+}

@@ -1,0 +1,406 @@
+// Package transcript is leaserace's record of a run: the JSON format with
+// its digest, reading (v1 and v2) and writing, and the Markdown and Mermaid
+// renderings of it. It knows nothing of databases or terminals.
+package transcript
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/leaserace/leaserace/scenario"
+)
+
+// The transcript formats: v2 is written; v1, from earlier releases, is
+// still read, replayed and verified.
+const (
+	FormatV1 = "leaserace.transcript/v1"
+	FormatV2 = "leaserace.transcript/v2"
+	// Format is the one this release writes.
+	Format = FormatV2
+)
+
+// Message is a message in flight: who sent it, when, when the network
+// delivers it (-1: never, it is lost or held), and what it carries: a
+// heartbeat carries the sender's cached lease, a write its epoch and value.
+type Message struct {
+	ID       string         `json:"id"`
+	From     string         `json:"from"`
+	Sent     int64          `json:"sent"`
+	Due      int64          `json:"due"`
+	Snapshot scenario.Lease `json:"snapshot"`
+	// Kind is "write" for a delayed write, "reply" for a renewal's late
+	// answer, empty for a heartbeat.
+	Kind  string          `json:"kind,omitempty"`
+	Epoch int64           `json:"epoch,omitempty"`
+	Value json.RawMessage `json:"value,omitempty"`
+	Rows  int64           `json:"rows,omitempty"`
+	// Stale is true once the snapshot's epoch is no longer current at the
+	// coordinator, while the message is still travelling.
+	Stale       bool   `json:"stale"`
+	StaleReason string `json:"stale_reason,omitempty"`
+}
+
+// Message kinds.
+const (
+	KindHeartbeat = ""
+	KindWrite     = "write"
+	// KindReply is a renewal's answer travelling back to its sender:
+	// Rows says whether the renewal changed the row, Snapshot the row
+	// the sender will believe when it arrives.
+	KindReply = "reply"
+)
+
+// Call is the HTTP request a step made to the resource.
+type Call struct {
+	Method   string `json:"method"`
+	Path     string `json:"path"`
+	Status   int    `json:"status"`
+	Accepted bool   `json:"accepted"`
+	Reason   string `json:"reason,omitempty"`
+}
+
+// ResourceSnap is the resource as a step left it.
+type ResourceSnap struct {
+	Epoch   int64             `json:"epoch"`
+	Value   json.RawMessage   `json:"value"`
+	Effects []scenario.Effect `json:"effects"`
+}
+
+// Belief is what one actor believes after a step: the lease it last heard
+// of from the coordinator (nil: it knows it holds none) and whether it is
+// paused. An actor acts on its belief, which may be out of date.
+type Belief struct {
+	Actor  string          `json:"actor"`
+	Lease  *scenario.Lease `json:"lease"`
+	Paused bool            `json:"paused,omitempty"`
+	// Holds is whether, by its own clock at the step's time, the actor
+	// believes it holds the lease.
+	Holds bool `json:"holds"`
+}
+
+// Step results: what a step came to, for the timeline.
+const (
+	ResultDone    = "done"    // it ran and the server or resource said yes
+	ResultRefused = "refused" // zero rows, or the resource answered 409
+	ResultNoCall  = "no call" // the actor made no call (it knew better, or held nothing)
+)
+
+// Step is what one move did, as the transcript and the TUI show it.
+type Step struct {
+	T      int64           `json:"t"`
+	Actor  string          `json:"actor"`
+	Action scenario.Action `json:"action"`
+	// Heartbeat names the message for the heartbeat and write messages.
+	Heartbeat string `json:"heartbeat,omitempty"`
+	// Epoch is a direct write's epoch.
+	Epoch *int64 `json:"epoch,omitempty"`
+	// SQL is the statement this step ran ("" when it ran none) with its
+	// arguments, the server's command tag and the rows it affected.
+	SQL  string `json:"sql"`
+	Args []any  `json:"args"`
+	Tag  string `json:"tag"`
+	Rows int64  `json:"rows"`
+	// Call is set when the step spoke to the resource over HTTP.
+	Call        *Call           `json:"call,omitempty"`
+	Coordinator *scenario.Lease `json:"coordinator"`
+	Resource    ResourceSnap    `json:"resource"`
+	InFlight    []Message       `json:"in_flight"`
+	Note        string          `json:"note"`
+	// Result is done, refused or no call (v2).
+	Result string `json:"result,omitempty"`
+	// Beliefs is what every actor believes after the step (v2).
+	Beliefs []Belief `json:"beliefs,omitempty"`
+}
+
+// Move is the step's move in the log's text form.
+func (s Step) Move() scenario.Move {
+	return scenario.Move{T: s.T, Actor: s.Actor, Action: s.Action, Msg: s.Heartbeat, Epoch: s.Epoch}
+}
+
+// Outcome sums up a run at its current position.
+type Outcome struct {
+	// Effects counts writes the resource accepted during the run.
+	Effects int `json:"effects"`
+	// Rejected counts writes the resource refused.
+	Rejected int `json:"rejected"`
+	// Blocked counts refused writes the contract calls valid (v2).
+	Blocked     int                    `json:"blocked,omitempty"`
+	Verdict     string                 `json:"verdict"`
+	Coordinator *scenario.Lease        `json:"coordinator"`
+	Resource    scenario.ResourceState `json:"resource"`
+}
+
+// OutcomeOf sums up a state: the coordinator's row, and the resource with
+// its effects, judged (in place) by scenario.Judge against the resource's
+// initial epoch. Live runs, replays and every batch command use it.
+func OutcomeOf(coord *scenario.Lease, res ResourceSnap, initialEpoch int64) Outcome {
+	o := Outcome{Coordinator: coord, Resource: scenario.ResourceState{Epoch: res.Epoch, Value: res.Value}}
+	o.Verdict = scenario.Judge(initialEpoch, res.Effects)
+	t := scenario.TallyOf(res.Effects)
+	o.Effects, o.Rejected, o.Blocked = t.Accepted, t.Refused, t.Blocked
+	return o
+}
+
+// Initial is the state before the first step.
+type Initial struct {
+	Coordinator *scenario.Lease        `json:"coordinator"`
+	Resource    scenario.ResourceState `json:"resource"`
+}
+
+// Meta holds what differs between machines and runs; the digest skips it.
+type Meta struct {
+	Provider      string `json:"provider,omitempty"`
+	ServerVersion string `json:"server_version,omitempty"`
+	RecordedAt    string `json:"recorded_at,omitempty"`
+	Leaserace     string `json:"leaserace,omitempty"`
+	Source        string `json:"source,omitempty"`
+}
+
+// Transcript is a whole run: stable JSON for tools.
+type Transcript struct {
+	Format   string           `json:"format"`
+	Scenario string           `json:"scenario"`
+	Knobs    scenario.Knobs   `json:"knobs"`
+	Times    map[string]int64 `json:"times,omitempty"`
+	// Moves is the run's log in its text form (v2): paste it into
+	// leaserace run --moves to play the same schedule again.
+	Moves   string  `json:"moves,omitempty"`
+	Initial Initial `json:"initial"`
+	Steps   []Step  `json:"steps"`
+	Outcome Outcome `json:"outcome"`
+	Digest  string  `json:"digest"`
+	Meta    *Meta   `json:"meta,omitempty"`
+	// Presenter is what the presenter did, in order, when the transcript
+	// comes from the TUI. Like Meta it is not part of the digest.
+	Presenter []PresenterEntry `json:"presenter,omitempty"`
+	// Asks tallies the predictions made along the way; not digested.
+	Asks *AskTally `json:"asks,omitempty"`
+}
+
+// AskTally counts the predict-then-reveal questions answered in a session.
+type AskTally struct {
+	Asked   int         `json:"asked"`
+	Right   int         `json:"right"`
+	Answers []AskAnswer `json:"answers,omitempty"`
+}
+
+// AskAnswer is one question, the choice made and the right answer.
+type AskAnswer struct {
+	T        int64  `json:"t"`
+	Question string `json:"question"`
+	Chose    string `json:"chose"`
+	Answer   string `json:"answer"`
+	Right    bool   `json:"right"`
+}
+
+// Presenter entry kinds.
+const (
+	PresenterStep     = "step"     // a forward step ran its statement
+	PresenterBack     = "back"     // the presenter stepped or jumped back (a replay)
+	PresenterSeek     = "seek"     // a jump or tick to another time
+	PresenterToggle   = "toggle"   // a knob changed and the run was replayed
+	PresenterScenario = "scenario" // another scenario was opened
+	PresenterPlay     = "play"     // a move chosen in play mode ran
+)
+
+// PresenterEntry is one thing the presenter did and what was shown after it.
+type PresenterEntry struct {
+	Kind     string         `json:"kind"`
+	Scenario string         `json:"scenario"`
+	T        int64          `json:"t"`
+	Pos      int            `json:"pos"`
+	Knobs    scenario.Knobs `json:"knobs"`
+	// Step is set for forward steps.
+	Step *Step `json:"step,omitempty"`
+	// Change says what a toggle changed ("effects 2 → 1").
+	Change []string `json:"change,omitempty"`
+}
+
+// MovesOf is the log of steps in its text form.
+func MovesOf(steps []Step) string {
+	moves := make([]scenario.Move, len(steps))
+	for i, s := range steps {
+		moves[i] = s.Move()
+	}
+	return scenario.FormatMoves(moves)
+}
+
+// ComputeDigest hashes the canonical transcript: everything but the digest
+// itself, Meta and what the presenter did, so the same run hashes alike
+// anywhere.
+func (t Transcript) ComputeDigest() (string, error) {
+	t.Digest, t.Meta, t.Presenter, t.Asks = "", nil, nil, nil
+	b, err := json.Marshal(t)
+	if err != nil {
+		return "", fmt.Errorf("cannot encode transcript for its digest: %w", err)
+	}
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:]), nil
+}
+
+// Seal fills in the derived parts of a v2 transcript (the moves) and its
+// digest.
+func (t *Transcript) Seal() error {
+	if t.Steps == nil {
+		t.Steps = []Step{}
+	}
+	if t.Format == FormatV2 {
+		t.Moves = MovesOf(t.Steps)
+	}
+	d, err := t.ComputeDigest()
+	if err != nil {
+		return err
+	}
+	t.Digest = d
+	return nil
+}
+
+// WriteJSON writes the transcript, indented, with a trailing newline.
+func (t Transcript) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(t); err != nil {
+		return fmt.Errorf("cannot write transcript: %w", err)
+	}
+	return nil
+}
+
+// maxDepth leaves room for the transcript's own nesting (steps, their
+// resource, its effects) around values of the deepest allowed kind.
+const maxDepth = scenario.MaxValueDepth + 16
+
+// MaxSize bounds a transcript file.
+const MaxSize = 64 << 20
+
+// ErrNotTranscript marks input that is not a leaserace transcript.
+var ErrNotTranscript = errors.New("not a leaserace transcript")
+
+// Read parses transcript JSON of either format, keeping numbers exact so
+// that the digest can be recomputed byte for byte. A v1 transcript comes
+// back as it was written (Format v1, no judgements): its digest still
+// checks, and Upgraded gives its v2 reading.
+func Read(r io.Reader) (Transcript, error) {
+	var t Transcript
+	data, err := io.ReadAll(io.LimitReader(r, MaxSize))
+	if err != nil {
+		return t, fmt.Errorf("cannot read transcript: %w", err)
+	}
+	// A transcript's own structure is a few levels deep and its values at
+	// most scenario.MaxValueDepth; deeper input is not one leaserace wrote,
+	// and writing it back out would grow with the square of its depth.
+	if err := scenario.CheckDepth(data, maxDepth); err != nil {
+		return t, fmt.Errorf("%w: it %w (its values may nest at most %d)", ErrNotTranscript, err, scenario.MaxValueDepth)
+	}
+	// v1 called the presenter's log "session".
+	var wire struct {
+		Transcript
+		Session []PresenterEntry `json:"session,omitempty"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&wire); err != nil {
+		return t, fmt.Errorf("%w: %w", ErrNotTranscript, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return t, fmt.Errorf("%w: unexpected data after the transcript's JSON object", ErrNotTranscript)
+	}
+	t = wire.Transcript
+	switch t.Format {
+	case FormatV1:
+		if len(wire.Session) > 0 {
+			t.Presenter = wire.Session
+		}
+	case FormatV2:
+		if len(wire.Session) > 0 {
+			return t, fmt.Errorf("%w: a v2 transcript keeps the presenter's log under \"presenter\", not \"session\"", ErrNotTranscript)
+		}
+		if got := MovesOf(t.Steps); t.Moves != got {
+			return t, fmt.Errorf("%w: its moves %q do not match its steps (%q)", ErrNotTranscript, clipText(t.Moves), clipText(got))
+		}
+	default:
+		return t, fmt.Errorf("transcript format %q: this leaserace reads %s and %s", t.Format, FormatV2, FormatV1)
+	}
+	return t, nil
+}
+
+// Upgraded is the transcript in v2's reading: a v1 transcript gets its
+// moves, each effect its judgement, and the outcome the verdict the
+// contract gives today (a v1 file says safe where a valid write was
+// blocked). Its digest is recomputed; a v2 transcript comes back as is.
+func (t Transcript) Upgraded() (Transcript, error) {
+	if t.Format == FormatV2 {
+		return t, nil
+	}
+	u := t
+	u.Format = FormatV2
+	u.Steps = make([]Step, len(t.Steps))
+	for i, s := range t.Steps {
+		s.Resource.Effects = append([]scenario.Effect(nil), s.Resource.Effects...)
+		if s.Resource.Effects == nil {
+			s.Resource.Effects = []scenario.Effect{}
+		}
+		scenario.Judge(t.Initial.Resource.Epoch, s.Resource.Effects)
+		if s.Action == scenario.ActionWrite && s.Epoch == nil && len(s.Args) > 0 {
+			// v1 kept a direct write's epoch only as its first argument.
+			if e, err := strconv.ParseInt(fmt.Sprint(s.Args[0]), 10, 64); err == nil {
+				s.Epoch = &e
+			}
+		}
+		u.Steps[i] = s
+	}
+	var last ResourceSnap
+	last.Epoch, last.Value = t.Initial.Resource.Epoch, t.Initial.Resource.Value
+	coord := t.Initial.Coordinator
+	if n := len(u.Steps); n > 0 {
+		last, coord = u.Steps[n-1].Resource, u.Steps[n-1].Coordinator
+	}
+	u.Outcome = OutcomeOf(coord, last, t.Initial.Resource.Epoch)
+	if err := u.Seal(); err != nil {
+		return t, err
+	}
+	return u, nil
+}
+
+// Downgraded is a v2 transcript as v1 wrote it: no moves, results,
+// beliefs or judgements, and the old verdict (conflict or safe). Verify
+// compares a live run with a v1 file through it.
+func (t Transcript) Downgraded() Transcript {
+	d := t
+	d.Format, d.Moves = FormatV1, ""
+	d.Steps = make([]Step, len(t.Steps))
+	for i, s := range t.Steps {
+		s.Result, s.Beliefs, s.Epoch = "", nil, nil
+		effects := make([]scenario.Effect, len(s.Resource.Effects))
+		for j, e := range s.Resource.Effects {
+			e.Judgement, e.Why = "", ""
+			effects[j] = e
+		}
+		s.Resource.Effects = effects
+		d.Steps[i] = s
+	}
+	d.Outcome.Blocked = 0
+	if d.Outcome.Verdict == scenario.VerdictBlocked {
+		d.Outcome.Verdict = scenario.VerdictSafe
+	}
+	d.Digest = ""
+	if dg, err := d.ComputeDigest(); err == nil {
+		d.Digest = dg
+	}
+	return d
+}
+
+func clipText(s string) string {
+	if len(s) > 120 {
+		return s[:120] + "…"
+	}
+	return strings.TrimSpace(s)
+}
