@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/leaserace/leaserace/engine"
 	"github.com/leaserace/leaserace/engine/batch"
+	"github.com/leaserace/leaserace/engine/enginetest"
 	"github.com/leaserace/leaserace/engine/pgtest"
 	"github.com/leaserace/leaserace/scenario"
 )
@@ -15,7 +15,7 @@ import (
 // BenchmarkReplayWhole is what a step back costs: reset, then replay all of
 // renewal-race (every statement and resource call) on the server.
 func BenchmarkReplayWhole(b *testing.B) {
-	r := openRun(b, pgtest.DSN(b), "renewal-race", knobs(scenario.RenewalBlind, scenario.FencingOff))
+	r := enginetest.Open(b, pgtest.DSN(b), "renewal-race", enginetest.Knobs(scenario.RenewalBlind, scenario.FencingOff))
 	ctx := context.Background()
 	b.ResetTimer()
 	for b.Loop() {
@@ -34,7 +34,7 @@ func BenchmarkReplayWhole(b *testing.B) {
 // x-raw is their ratio; the goal is at most 1.5.
 func BenchmarkStepVsRaw(b *testing.B) {
 	dsn := pgtest.DSN(b)
-	r := openRun(b, dsn, "renewal-race", knobs(scenario.RenewalCompare, scenario.FencingOff))
+	r := enginetest.Open(b, dsn, "renewal-race", enginetest.Knobs(scenario.RenewalCompare, scenario.FencingOff))
 	ctx := context.Background()
 	cc, err := pgx.ParseConfig(dsn)
 	if err != nil {

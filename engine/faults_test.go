@@ -26,6 +26,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/engine/enginetest"
 	"github.com/leaserace/leaserace/engine/pgserver"
 	"github.com/leaserace/leaserace/engine/pgtest"
 	"github.com/leaserace/leaserace/engine/transcript"
@@ -48,7 +49,7 @@ type ownCluster struct {
 
 func startOwnCluster(t *testing.T) *ownCluster {
 	t.Helper()
-	srv := startLocal(t, nil)
+	srv := pgtest.NewLocal(t)
 	return &ownCluster{srv: srv, data: filepath.Join(srv.ID, "data"), log: filepath.Join(t.TempDir(), "restarted.log")}
 }
 
@@ -211,7 +212,7 @@ func openFaultRun(t *testing.T, dsn string, pos int) *engine.Run {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := engine.Open(ctxT(t), engine.Config{DSN: dsn, Scenario: sc, Knobs: blindOff()})
+	r, err := engine.Open(enginetest.Ctx(t), engine.Config{DSN: dsn, Scenario: sc, Knobs: blindOff()})
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}
@@ -220,7 +221,7 @@ func openFaultRun(t *testing.T, dsn string, pos int) *engine.Run {
 		defer cancel()
 		_ = r.Close(ctx)
 	})
-	if err := r.Seek(ctxT(t), pos); err != nil {
+	if err := r.Seek(enginetest.Ctx(t), pos); err != nil {
 		t.Fatalf("seek to %d: %v", pos, err)
 	}
 	return r
@@ -248,7 +249,7 @@ func stepIntoFault(t *testing.T, r *engine.Run) fault {
 		}
 		f.tr = tr
 		t0 := time.Now()
-		_, f.err = r.Next(ctxT(t))
+		_, f.err = r.Next(enginetest.Ctx(t))
 		f.took = time.Since(t0)
 		if errors.Is(f.err, engine.ErrEnd) {
 			t.Fatal("the run reached its end without noticing the fault")
@@ -314,7 +315,7 @@ func checkFault(t *testing.T, r *engine.Run, f fault, part string) {
 func checkRecovery(t *testing.T, r *engine.Run, f fault, dsn string) {
 	t.Helper()
 	t0 := time.Now()
-	if err := r.Reconnect(ctxT(t)); err != nil {
+	if err := r.Reconnect(enginetest.Ctx(t)); err != nil {
 		t.Fatalf("reconnect: %v", err)
 	}
 	t.Logf("reconnected and replayed %d steps in %s", f.before.Pos, time.Since(t0).Round(time.Microsecond))
@@ -328,7 +329,7 @@ func checkRecovery(t *testing.T, r *engine.Run, f fault, dsn string) {
 	if tr.Digest != f.tr.Digest {
 		t.Errorf("after Reconnect the transcript digest is %s, before the fault %s", tr.Digest, f.tr.Digest)
 	}
-	if err := r.PlayAll(ctxT(t)); err != nil {
+	if err := r.PlayAll(enginetest.Ctx(t)); err != nil {
 		t.Fatalf("playing on after Reconnect: %v", err)
 	}
 	tr, err = r.Transcript()
@@ -360,8 +361,8 @@ func undisturbedDigest(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := openScenario(t, pgtest.DSN(t), sc, blindOff())
-	if err := r.PlayAll(ctxT(t)); err != nil {
+	r := enginetest.OpenScenario(t, pgtest.DSN(t), sc, blindOff())
+	if err := r.PlayAll(enginetest.Ctx(t)); err != nil {
 		t.Fatal(err)
 	}
 	tr, err := r.Transcript()
@@ -374,7 +375,7 @@ func undisturbedDigest(t *testing.T) string {
 // runSchemas lists the run's schemas still on the server.
 func runSchemas(t *testing.T, dsn, schema string) []string {
 	t.Helper()
-	ctx := ctxT(t)
+	ctx := enginetest.Ctx(t)
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {
 		t.Fatalf("checking for schemas: %v", err)
@@ -407,7 +408,7 @@ func TestFaultLocalClusterImmediateShutdown(t *testing.T) {
 
 			// While the server is down, reconnecting fails, says why, and
 			// keeps what was shown.
-			err := r.Reconnect(ctxT(t))
+			err := r.Reconnect(enginetest.Ctx(t))
 			if err == nil || !engine.IsServerGone(err) {
 				t.Fatalf("reconnect to a stopped server: %v", err)
 			}
@@ -415,10 +416,10 @@ func TestFaultLocalClusterImmediateShutdown(t *testing.T) {
 				t.Fatalf("after a failed reconnect the transcript has %d steps (%v), want %d", len(tr.Steps), err, f.before.Pos)
 			}
 			// So does stepping, backwards as well as forwards, without a panic.
-			if _, err := r.Next(ctxT(t)); !engine.IsServerGone(err) {
+			if _, err := r.Next(enginetest.Ctx(t)); !engine.IsServerGone(err) {
 				t.Errorf("a step after a failed reconnect: %v", err)
 			}
-			if err := r.Seek(ctxT(t), 0); !engine.IsServerGone(err) {
+			if err := r.Seek(enginetest.Ctx(t), 0); !engine.IsServerGone(err) {
 				t.Errorf("stepping back after a failed reconnect: %v", err)
 			}
 
@@ -432,7 +433,7 @@ func TestFaultDSNServerRestarted(t *testing.T) {
 	c := startOwnCluster(t)
 	// The server is someone else's as far as the run knows: it came in
 	// through the dsn provider, which never starts or stops anything.
-	srv, err := pgserver.DSNProvider{DSN: c.srv.DSN}.Start(ctxT(t), nil)
+	srv, err := pgserver.DSNProvider{DSN: c.srv.DSN}.Start(enginetest.Ctx(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -450,8 +451,17 @@ func TestFaultConnectionReset(t *testing.T) {
 		t.Run(fmt.Sprintf("after %d steps", pos), func(t *testing.T) {
 			r := openFaultRun(t, dsn, pos)
 			killed := terminateSessions(t, dsn, r.Schema())
-			// One session per actor, the setup session and the resource's.
-			if len(killed) < len(r.Scenario().Actors())+2 {
+			// The run's pooled connections (named for the actor that used
+			// them last) and the resource's (named for the run's state).
+			coord, res := 0, 0
+			for _, name := range killed {
+				if strings.Contains(name, r.Schema()+"_res") {
+					res++
+				} else {
+					coord++
+				}
+			}
+			if coord == 0 || res == 0 {
 				t.Fatalf("terminated only %v", killed)
 			}
 			t.Logf("terminated %d sessions: %v", len(killed), killed)
@@ -466,7 +476,7 @@ func TestFaultConnectionReset(t *testing.T) {
 // application_name carries the run's schema, and waits until each is gone.
 func terminateSessions(t *testing.T, dsn, schema string) []string {
 	t.Helper()
-	ctx := ctxT(t)
+	ctx := enginetest.Ctx(t)
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {
 		t.Fatal(err)
@@ -500,7 +510,7 @@ func TestFaultResourceDown(t *testing.T) {
 func TestFaultContainerStoppedOrKilled(t *testing.T) {
 	for _, how := range []string{"stop", "kill"} {
 		t.Run(how, func(t *testing.T) {
-			srv := startContainer(t, nil)
+			srv := pgtest.NewContainer(t)
 			u, err := url.Parse(srv.DSN)
 			if err != nil {
 				t.Fatal(err)
@@ -508,7 +518,7 @@ func TestFaultContainerStoppedOrKilled(t *testing.T) {
 			password, _ := u.User.Password()
 			r := openFaultRun(t, srv.DSN, beforeAcquire)
 
-			ctx := ctxT(t)
+			ctx := enginetest.Ctx(t)
 			cli, err := testcontainers.NewDockerClientWithOpts(ctx)
 			if err != nil {
 				t.Fatal(err)
@@ -560,7 +570,7 @@ func TestFaultClassifiesRealErrors(t *testing.T) {
 		}
 		return err
 	}
-	dir, role, right := passwordServer(t)
+	dir, role, right := pgtest.NewPasswordServer(t)
 	asURL := func(pw, db string) string {
 		return fmt.Sprintf("postgres://%s:%s@/%s?host=%s&port=5432&sslmode=disable", role, url.QueryEscape(pw), db, dir)
 	}
@@ -573,10 +583,10 @@ func TestFaultClassifiesRealErrors(t *testing.T) {
 		gone bool
 		part string
 	}{
-		{"wrong password", ctxT(t), asURL("wrong-password", "postgres"), false, engine.PartPostgreSQL},
-		{"missing database", ctxT(t), asURL(right, "no_such_db"), false, engine.PartPostgreSQL},
-		{"port refused", ctxT(t), "postgres://u:pw@127.0.0.1:1/db?sslmode=disable&connect_timeout=5", true, engine.PartPostgreSQL},
-		{"no socket", ctxT(t), "host=" + filepath.Join(t.TempDir(), "none") + " user=u dbname=db", true, engine.PartPostgreSQL},
+		{"wrong password", enginetest.Ctx(t), asURL("wrong-password", "postgres"), false, engine.PartPostgreSQL},
+		{"missing database", enginetest.Ctx(t), asURL(right, "no_such_db"), false, engine.PartPostgreSQL},
+		{"port refused", enginetest.Ctx(t), "postgres://u:pw@127.0.0.1:1/db?sslmode=disable&connect_timeout=5", true, engine.PartPostgreSQL},
+		{"no socket", enginetest.Ctx(t), "host=" + filepath.Join(t.TempDir(), "none") + " user=u dbname=db", true, engine.PartPostgreSQL},
 		{"cancelled by the person", cancelled, asURL(right, "postgres"), false, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -463,3 +463,13 @@ func (l *live) drop(ctx context.Context) error {
 	errs = append(errs, l.host.dropSchema(ctx, l.schemaName), l.host.dropSchema(ctx, l.resourceRun()))
 	return errors.Join(errs...)
 }
+
+// ResourceURL is where the run's resource listens ("" for a replay).
+func (r *Run) ResourceURL() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if l, ok := r.be.(*live); ok && l.rc != nil {
+		return l.rc.URL()
+	}
+	return ""
+}

@@ -185,28 +185,20 @@ func noteWrite(actor string, epoch int64, wr resource.WriteResult, before int64,
 	return fmt.Sprintf("The resource accepted %s (%s; stored epoch %d → %d).", what, predicate(f, before, epoch, true), before, wr.Epoch)
 }
 
-// predicate says the fencing check in the reader's direction: "stored
-// epoch 2 ≤ new epoch 2: accepted".
+// predicate says the fencing check in the reader's direction, stored
+// epoch first: "monotonic: stored epoch 2 ≤ new epoch 2: accepted".
 func predicate(f scenario.Fencing, stored, epoch int64, accepted bool) string {
-	verdict := "refused"
-	if accepted {
-		verdict = "accepted"
-	}
-	switch f {
-	case scenario.FencingStrict:
-		op := "<"
-		if !accepted {
-			op = "≮"
+	op := map[scenario.Fencing]string{scenario.FencingStrict: "<", scenario.FencingMonotonic: "≤"}[f]
+	switch {
+	case op == "":
+		if accepted {
+			return "fencing off: every write is accepted"
 		}
-		return fmt.Sprintf("strict: stored epoch %d %s new epoch %d: %s", stored, op, epoch, verdict)
-	case scenario.FencingMonotonic:
-		op := "≤"
-		if !accepted {
-			op = "≰"
-		}
-		return fmt.Sprintf("monotonic: stored epoch %d %s new epoch %d: %s", stored, op, epoch, verdict)
+		return "fencing off, yet refused"
+	case accepted:
+		return fmt.Sprintf("%s: stored epoch %d %s new epoch %d: accepted", f, stored, op, epoch)
 	}
-	return "fencing off: every write " + verdict
+	return fmt.Sprintf("%s wants stored epoch %s new epoch, and %d %s %d is false: refused", f, op, stored, op, epoch)
 }
 
 // diffOutcomes says in words what a knob toggle changed.

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/engine/enginetest"
 	"github.com/leaserace/leaserace/engine/pgtest"
 	"github.com/leaserace/leaserace/scenario"
 )
@@ -50,8 +51,8 @@ func TestReleaseBuildsIgnoreLeaseraceFault(t *testing.T) {
 		t.Skip("built with -tags leaserace_faults")
 	}
 	t.Setenv("LEASERACE_FAULT", "panic@1075,resource-down@1080,panic@1055")
-	r := openRun(t, pgtest.DSN(t), "renewal-race", knobs(scenario.RenewalBlind, scenario.FencingOff))
-	if err := r.PlayAll(ctxT(t)); err != nil {
+	r := enginetest.Open(t, pgtest.DSN(t), "renewal-race", enginetest.Knobs(scenario.RenewalBlind, scenario.FencingOff))
+	if err := r.PlayAll(enginetest.Ctx(t)); err != nil {
 		t.Fatalf("the race failed with LEASERACE_FAULT set: %v", err)
 	}
 	if o := r.View().Outcome; o.Effects != 2 || o.Verdict != scenario.VerdictConflict {

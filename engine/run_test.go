@@ -7,48 +7,15 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/leaserace/leaserace/engine"
 	"github.com/leaserace/leaserace/engine/batch"
+	"github.com/leaserace/leaserace/engine/enginetest"
 	"github.com/leaserace/leaserace/engine/pgtest"
 	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/scenario"
 )
-
-func ctxT(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-func openRun(t testing.TB, dsn, name string, k scenario.Knobs) *engine.Run {
-	t.Helper()
-	sc, err := scenario.Builtin(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return openScenario(t, dsn, sc, k)
-}
-
-func openScenario(t testing.TB, dsn string, sc *scenario.Scenario, k scenario.Knobs) *engine.Run {
-	t.Helper()
-	r, err := engine.Open(ctxT(t), engine.Config{DSN: dsn, Scenario: sc, Knobs: k})
-	if err != nil {
-		t.Fatalf("open %s: %v", sc.Name, err)
-	}
-	t.Cleanup(func() {
-		if err := r.Close(context.Background()); err != nil {
-			t.Errorf("close: %v", err)
-		}
-	})
-	return r
-}
-
-func knobs(r scenario.Renewal, f scenario.Fencing) scenario.Knobs {
-	return scenario.Knobs{Renewal: r, Fencing: f}
-}
 
 // stepAt finds the executed step for an action by an actor.
 func stepAt(t *testing.T, steps []transcript.Step, actor string, action scenario.Action) transcript.Step {
@@ -70,8 +37,8 @@ func TestRenewalRaceOnEveryProvider(t *testing.T) {
 	for _, srv := range pgtest.Servers(t) {
 		t.Run(srv.Provider, func(t *testing.T) {
 			t.Run("blind/off resurrects A and conflicts", func(t *testing.T) {
-				r := openRun(t, srv.DSN, "renewal-race", knobs(scenario.RenewalBlind, scenario.FencingOff))
-				if err := r.PlayAll(ctxT(t)); err != nil {
+				r := enginetest.Open(t, srv.DSN, "renewal-race", enginetest.Knobs(scenario.RenewalBlind, scenario.FencingOff))
+				if err := r.PlayAll(enginetest.Ctx(t)); err != nil {
 					t.Fatal(err)
 				}
 				steps := r.Steps()
@@ -103,8 +70,8 @@ func TestRenewalRaceOnEveryProvider(t *testing.T) {
 				}
 			})
 			t.Run("compare/off turns the heartbeat into zero rows", func(t *testing.T) {
-				r := openRun(t, srv.DSN, "renewal-race", knobs(scenario.RenewalCompare, scenario.FencingOff))
-				if err := r.PlayAll(ctxT(t)); err != nil {
+				r := enginetest.Open(t, srv.DSN, "renewal-race", enginetest.Knobs(scenario.RenewalCompare, scenario.FencingOff))
+				if err := r.PlayAll(enginetest.Ctx(t)); err != nil {
 					t.Fatal(err)
 				}
 				steps := r.Steps()
@@ -125,8 +92,8 @@ func TestRenewalRaceOnEveryProvider(t *testing.T) {
 				}
 			})
 			t.Run("blind/monotonic: coordinator corrupted, resource right", func(t *testing.T) {
-				r := openRun(t, srv.DSN, "renewal-race", knobs(scenario.RenewalBlind, scenario.FencingMonotonic))
-				if err := r.PlayAll(ctxT(t)); err != nil {
+				r := enginetest.Open(t, srv.DSN, "renewal-race", enginetest.Knobs(scenario.RenewalBlind, scenario.FencingMonotonic))
+				if err := r.PlayAll(enginetest.Ctx(t)); err != nil {
 					t.Fatal(err)
 				}
 				tr, _ := r.Transcript()
@@ -149,8 +116,8 @@ func TestRenewalRaceOnEveryProvider(t *testing.T) {
 func TestControlRenewsExactlyOneRow(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	for _, ren := range scenario.Renewals() {
-		r := openRun(t, dsn, "control", knobs(ren, scenario.FencingMonotonic))
-		if err := r.PlayAll(ctxT(t)); err != nil {
+		r := enginetest.Open(t, dsn, "control", enginetest.Knobs(ren, scenario.FencingMonotonic))
+		if err := r.PlayAll(enginetest.Ctx(t)); err != nil {
 			t.Fatal(err)
 		}
 		hb := stepAt(t, r.Steps(), "A", scenario.ActionDeliver)
@@ -170,7 +137,7 @@ func TestEveryBuiltinMeetsItsExpectations(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, sc := range all {
-		rows, err := batch.CheckScenario(ctxT(t), dsn, sc)
+		rows, err := batch.CheckScenario(enginetest.Ctx(t), dsn, sc)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -192,7 +159,7 @@ func TestCheckNoticesAWrongExpectation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows, err := batch.CheckScenario(ctxT(t), pgtest.DSN(t), sc)
+	rows, err := batch.CheckScenario(enginetest.Ctx(t), pgtest.DSN(t), sc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +179,7 @@ func TestRevokedWriterCaseVariants(t *testing.T) {
 	}
 	for _, n := range []int64{1, 2, 3} {
 		fx, _ := scenario.RevokedWriterFixtures(n)
-		rep, err := batch.RunCase(ctxT(t), dsn, fx)
+		rep, err := batch.RunCase(enginetest.Ctx(t), dsn, fx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -238,8 +205,8 @@ func TestRevokedWriterCaseVariants(t *testing.T) {
 
 func TestStepBackAndToggleReplayFromTheServer(t *testing.T) {
 	dsn := pgtest.DSN(t)
-	ctx := ctxT(t)
-	r := openRun(t, dsn, "renewal-race", knobs(scenario.RenewalBlind, scenario.FencingOff))
+	ctx := enginetest.Ctx(t)
+	r := enginetest.Open(t, dsn, "renewal-race", enginetest.Knobs(scenario.RenewalBlind, scenario.FencingOff))
 	var views []engine.View
 	views = append(views, r.View())
 	for {
@@ -268,7 +235,7 @@ func TestStepBackAndToggleReplayFromTheServer(t *testing.T) {
 	if r.Now() != 1075 || r.Pos() != 5 {
 		t.Fatalf("at 1075: now %d pos %d", r.Now(), r.Pos())
 	}
-	ch, err := r.SetKnobs(ctx, knobs(scenario.RenewalCompare, scenario.FencingOff))
+	ch, err := r.SetKnobs(ctx, enginetest.Knobs(scenario.RenewalCompare, scenario.FencingOff))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -306,8 +273,8 @@ func TestStepBackAndToggleReplayFromTheServer(t *testing.T) {
 }
 
 func TestInFlightHeartbeatGoesStale(t *testing.T) {
-	r := openRun(t, pgtest.DSN(t), "renewal-race", knobs(scenario.RenewalCompare, scenario.FencingMonotonic))
-	ctx := ctxT(t)
+	r := enginetest.Open(t, pgtest.DSN(t), "renewal-race", enginetest.Knobs(scenario.RenewalCompare, scenario.FencingMonotonic))
+	ctx := enginetest.Ctx(t)
 	if err := r.SeekTime(ctx, 1055); err != nil {
 		t.Fatal(err)
 	}
@@ -338,8 +305,8 @@ func TestInFlightHeartbeatGoesStale(t *testing.T) {
 func TestDigestIsStableAndKnobSensitive(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	digest := func(k scenario.Knobs) transcript.Transcript {
-		r := openRun(t, dsn, "renewal-race", k)
-		if err := r.PlayAll(ctxT(t)); err != nil {
+		r := enginetest.Open(t, dsn, "renewal-race", k)
+		if err := r.PlayAll(enginetest.Ctx(t)); err != nil {
 			t.Fatal(err)
 		}
 		tr, err := r.Transcript()
@@ -348,9 +315,9 @@ func TestDigestIsStableAndKnobSensitive(t *testing.T) {
 		}
 		return tr
 	}
-	a := digest(knobs(scenario.RenewalBlind, scenario.FencingOff))
-	b := digest(knobs(scenario.RenewalBlind, scenario.FencingOff))
-	c := digest(knobs(scenario.RenewalCompare, scenario.FencingOff))
+	a := digest(enginetest.Knobs(scenario.RenewalBlind, scenario.FencingOff))
+	b := digest(enginetest.Knobs(scenario.RenewalBlind, scenario.FencingOff))
+	c := digest(enginetest.Knobs(scenario.RenewalCompare, scenario.FencingOff))
 	if a.Digest != b.Digest || !strings.HasPrefix(a.Digest, "sha256:") {
 		t.Fatalf("same scenario and knobs, digests %s and %s", a.Digest, b.Digest)
 	}
@@ -376,8 +343,8 @@ func TestDigestIsStableAndKnobSensitive(t *testing.T) {
 
 func TestTwoRunsOnOneServerDoNotCollide(t *testing.T) {
 	dsn := pgtest.DSN(t)
-	a := openRun(t, dsn, "renewal-race", knobs(scenario.RenewalBlind, scenario.FencingOff))
-	b := openRun(t, dsn, "renewal-race", knobs(scenario.RenewalCompare, scenario.FencingOff))
+	a := enginetest.Open(t, dsn, "renewal-race", enginetest.Knobs(scenario.RenewalBlind, scenario.FencingOff))
+	b := enginetest.Open(t, dsn, "renewal-race", enginetest.Knobs(scenario.RenewalCompare, scenario.FencingOff))
 	if a.Schema() == b.Schema() {
 		t.Fatal("two runs share a schema")
 	}
@@ -413,9 +380,9 @@ func TestTwoRunsOnOneServerDoNotCollide(t *testing.T) {
 
 func TestCloseDropsTheRunsSchemas(t *testing.T) {
 	dsn := pgtest.DSN(t)
-	ctx := ctxT(t)
+	ctx := enginetest.Ctx(t)
 	sc, _ := scenario.Builtin("renewal-race")
-	r, err := engine.Open(ctx, engine.Config{DSN: dsn, Scenario: sc, Knobs: knobs(scenario.RenewalBlind, scenario.FencingOff)})
+	r, err := engine.Open(ctx, engine.Config{DSN: dsn, Scenario: sc, Knobs: enginetest.Knobs(scenario.RenewalBlind, scenario.FencingOff)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/engine/enginetest"
 	"github.com/leaserace/leaserace/engine/pgserver"
 	"github.com/leaserace/leaserace/engine/pgtest"
 	"github.com/leaserace/leaserace/engine/resource"
@@ -108,12 +109,12 @@ func checkPasswordStaysHidden(t *testing.T, dsn, password string) *engine.Run {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := engine.Open(ctxT(t), engine.Config{DSN: dsn, Scenario: sc, Knobs: blindOff(), Provider: "test"})
+	r, err := engine.Open(enginetest.Ctx(t), engine.Config{DSN: dsn, Scenario: sc, Knobs: blindOff(), Provider: "test"})
 	if err != nil {
 		t.Fatalf("open with the right password: %v", err)
 	}
 	t.Cleanup(func() { _ = r.Close(context.Background()) })
-	if err := r.PlayAll(ctxT(t)); err != nil {
+	if err := r.PlayAll(enginetest.Ctx(t)); err != nil {
 		t.Fatal(err)
 	}
 	assertNoSecret(t, "the transcript", everyOutput(t, r), password)
@@ -123,14 +124,14 @@ func checkPasswordStaysHidden(t *testing.T, dsn, password string) *engine.Run {
 		{"missing database", withPassword(t, dsn, password, "no_such_database")},
 		{"unparsable DSN", strings.Replace(withPassword(t, dsn, password, ""), "@", "@[", 1)},
 	} {
-		_, err := engine.Open(ctxT(t), engine.Config{DSN: tc.dsn, Scenario: sc, Knobs: blindOff()})
+		_, err := engine.Open(enginetest.Ctx(t), engine.Config{DSN: tc.dsn, Scenario: sc, Knobs: blindOff()})
 		if err == nil {
 			t.Errorf("%s: opened", tc.name)
 			continue
 		}
 		t.Logf("%s: %v", tc.name, err)
 		assertNoSecret(t, tc.name+" (run)", err.Error(), password, wrong)
-		_, err = resource.Start(ctxT(t), resource.Config{DSN: tc.dsn})
+		_, err = resource.Start(enginetest.Ctx(t), resource.Config{DSN: tc.dsn})
 		if err == nil {
 			t.Errorf("%s: the resource started", tc.name)
 			continue
@@ -149,7 +150,7 @@ func scramCluster(t *testing.T) (c *ownCluster, dsn, password string) {
 	c = startOwnCluster(t)
 	role := "lr_scram"
 	password = "p@ss w/rd'%&-" + strconv.FormatInt(time.Now().UnixNano(), 36)
-	ctx := ctxT(t)
+	ctx := enginetest.Ctx(t)
 	conn, err := pgx.Connect(ctx, c.srv.DSN)
 	if err != nil {
 		t.Fatal(err)
@@ -185,19 +186,19 @@ func TestSecurityNoPasswordInAnyOutput(t *testing.T) {
 
 		// The server dies under the run: no message on the way down or
 		// back up may show the password either.
-		if err := r.Seek(ctxT(t), 2); err != nil {
+		if err := r.Seek(enginetest.Ctx(t), 2); err != nil {
 			t.Fatal(err)
 		}
 		c.stop(t, syscall.SIGQUIT)
 		var errs []error
 		for range r.Len() {
-			_, err := r.Next(ctxT(t))
+			_, err := r.Next(enginetest.Ctx(t))
 			errs = append(errs, err)
 			if err != nil {
 				break
 			}
 		}
-		errs = append(errs, r.Reconnect(ctxT(t)), r.Seek(ctxT(t), 0), r.Close(ctxT(t)))
+		errs = append(errs, r.Reconnect(enginetest.Ctx(t)), r.Seek(enginetest.Ctx(t), 0), r.Close(enginetest.Ctx(t)))
 		for _, err := range errs {
 			if err != nil {
 				assertNoSecret(t, "an error after the server died", err.Error(), password)
@@ -230,7 +231,7 @@ func TestSecurityNoPasswordInAnyOutput(t *testing.T) {
 
 func TestSecurityResourceListensOnLoopbackOnly(t *testing.T) {
 	for _, addr := range []string{"0.0.0.0:0", ":0", "[::]:0", "192.0.2.1:0", "example.invalid:0", "127.0.0.1"} {
-		_, err := resource.Start(ctxT(t), resource.Config{DSN: "postgres://nobody@127.0.0.1:1/none", Listen: addr})
+		_, err := resource.Start(enginetest.Ctx(t), resource.Config{DSN: "postgres://nobody@127.0.0.1:1/none", Listen: addr})
 		if err == nil || !strings.Contains(err.Error(), "loopback") && !strings.Contains(err.Error(), "host:port") {
 			t.Errorf("listen %q: %v", addr, err)
 		}
@@ -238,7 +239,7 @@ func TestSecurityResourceListensOnLoopbackOnly(t *testing.T) {
 	// Loopback is fine, and what it binds is loopback.
 	dsn := pgtest.DSN(t)
 	for _, addr := range []string{"", "127.0.0.1:0", "localhost:0"} {
-		res, err := resource.Start(ctxT(t), resource.Config{DSN: dsn, Listen: addr})
+		res, err := resource.Start(enginetest.Ctx(t), resource.Config{DSN: dsn, Listen: addr})
 		if err != nil {
 			t.Errorf("listen %q: %v", addr, err)
 			continue
@@ -247,7 +248,7 @@ func TestSecurityResourceListensOnLoopbackOnly(t *testing.T) {
 		if err != nil || (u.Hostname() != "127.0.0.1" && u.Hostname() != "::1") {
 			t.Errorf("listen %q gave %s", addr, res.URL())
 		}
-		if err := res.Close(ctxT(t)); err != nil {
+		if err := res.Close(enginetest.Ctx(t)); err != nil {
 			t.Error(err)
 		}
 	}
@@ -292,8 +293,8 @@ func TestSecurityScenarioValuesNeverBecomeSQL(t *testing.T) {
 	sc := hostileScenario(t)
 	for _, k := range []scenario.Knobs{blindOff(), {Renewal: scenario.RenewalCompare, Fencing: scenario.FencingMonotonic}} {
 		t.Run(k.String(), func(t *testing.T) {
-			r := openScenario(t, dsn, sc, k)
-			if err := r.PlayAll(ctxT(t)); err != nil {
+			r := enginetest.OpenScenario(t, dsn, sc, k)
+			if err := r.PlayAll(enginetest.Ctx(t)); err != nil {
 				t.Fatalf("the hostile scenario did not run: %v", err)
 			}
 			for _, s := range r.Steps() {
@@ -308,7 +309,7 @@ func TestSecurityScenarioValuesNeverBecomeSQL(t *testing.T) {
 
 			// From another session: every table is there, and the hostile
 			// text sits in them as data.
-			ctx := ctxT(t)
+			ctx := enginetest.Ctx(t)
 			conn, err := pgx.Connect(ctx, dsn)
 			if err != nil {
 				t.Fatal(err)

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/engine/enginetest"
 	"github.com/leaserace/leaserace/engine/pgtest"
 	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/scenario"
@@ -15,7 +15,7 @@ import (
 // PostgreSQL and comes out in the transcript and its Markdown as typed.
 func TestValuesComeOutAsTyped(t *testing.T) {
 	const typed = `"Tom & Jerry <3>"`
-	tr := playOneWrite(t, "amp", `null`, typed, knobs(scenario.RenewalBlind, scenario.FencingMonotonic))
+	tr := playOneWrite(t, "amp", `null`, typed, enginetest.Knobs(scenario.RenewalBlind, scenario.FencingMonotonic))
 	if got := string(tr.Outcome.Resource.Value); got != typed {
 		t.Errorf("the resource stored %s, want %s", got, typed)
 	}
@@ -38,7 +38,7 @@ func TestValuesComeOutAsTyped(t *testing.T) {
 // nesting past what leaserace can write is refused by the reader.
 func TestDeepestValueRoundTripsThroughATranscript(t *testing.T) {
 	deep := strings.Repeat(`{"a":`, scenario.MaxValueDepth) + `"x"` + strings.Repeat("}", scenario.MaxValueDepth)
-	tr := playOneWrite(t, "deep", deep, deep, knobs(scenario.RenewalCompare, scenario.FencingMonotonic))
+	tr := playOneWrite(t, "deep", deep, deep, enginetest.Knobs(scenario.RenewalCompare, scenario.FencingMonotonic))
 	if !scenario.JSONEqual(tr.Outcome.Resource.Value, []byte(deep)) {
 		t.Fatalf("the resource stored %.80s…", tr.Outcome.Resource.Value)
 	}
@@ -94,8 +94,8 @@ expect:
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := openScenario(t, pgtest.DSN(t), sc, k)
-	if err := r.PlayAll(ctxT(t)); err != nil {
+	r := enginetest.OpenScenario(t, pgtest.DSN(t), sc, k)
+	if err := r.PlayAll(enginetest.Ctx(t)); err != nil {
 		t.Fatal(err)
 	}
 	tr, err := r.Transcript()

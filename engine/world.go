@@ -46,7 +46,9 @@ func newWorld(sc *scenario.Scenario, k scenario.Knobs, res transcript.ResourceSn
 		beliefs: map[string]*belief{}, played: make([]bool, len(sc.Events)), sent: map[string]bool{},
 	}
 	for _, a := range sc.Actors() {
-		w.actor(a)
+		if a != scenario.ClockActor {
+			w.actor(a)
+		}
 	}
 	if in := sc.Initial; in != nil {
 		w.actor(in.Owner).lease = cloneLease(in)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/muesli/termenv"
 )
 
@@ -48,12 +49,12 @@ type castHeader struct {
 // TranscriptFormats lists every format leaserace writes a transcript in:
 // the engine's (json, md, mermaid) and the asciicast, which is drawn by the
 // TUI's own view code and so lives here, above the engine.
-func TranscriptFormats() []string { return append(engine.TranscriptFormats(), "cast") }
+func TranscriptFormats() []string { return append(transcript.Formats(), "cast") }
 
 // RenderTranscript writes a transcript in one of TranscriptFormats.
-func RenderTranscript(t engine.Transcript, format string) ([]byte, error) {
+func RenderTranscript(t transcript.Transcript, format string) ([]byte, error) {
 	if format != "cast" {
-		return engine.RenderTranscript(t, format)
+		return transcript.Render(t, format)
 	}
 	var b bytes.Buffer
 	err := WriteCast(&b, t, CastOptions{})
@@ -65,7 +66,7 @@ func RenderTranscript(t engine.Transcript, format string) ([]byte, error) {
 // with a marker per step ("t=1075 A heartbeat.deliver") so a player can
 // jump from event to event. It needs no database: the frames are drawn
 // from the recorded steps.
-func WriteCast(w io.Writer, t engine.Transcript, o CastOptions) error {
+func WriteCast(w io.Writer, t transcript.Transcript, o CastOptions) error {
 	if o.Width <= 0 {
 		o.Width = castWidth
 	}
@@ -136,7 +137,7 @@ func WriteCast(w io.Writer, t engine.Transcript, o CastOptions) error {
 }
 
 // castMarker names a step: "t=1075 A heartbeat.deliver".
-func castMarker(st engine.Step) string {
+func castMarker(st transcript.Step) string {
 	return fmt.Sprintf("t=%d %s %s", st.T, st.Actor, st.Action)
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/engine/batch"
 	"github.com/leaserace/leaserace/scenario"
 	"github.com/leaserace/leaserace/tui/keys"
 )
@@ -34,15 +35,15 @@ type exploreGrid struct {
 	// same one reopens the grid without sweeping again, since a sweep sets
 	// the varied time itself and the other times never change in the TUI.
 	scenario, source string
-	vary             engine.Vary
+	vary             batch.Vary
 	rows             []scenario.Knobs
 	values           []int64
-	cells            [][]engine.ExploreCell // [row][col]; Verdict "" = missing
-	effW             int                    // widest effect count, in digits
+	cells            [][]batch.ExploreCell // [row][col]; Verdict "" = missing
+	effW             int                   // widest effect count, in digits
 	took             time.Duration
 }
 
-func newExploreGrid(sc *scenario.Scenario, res engine.ExploreResult) (*exploreGrid, error) {
+func newExploreGrid(sc *scenario.Scenario, res batch.ExploreResult) (*exploreGrid, error) {
 	if len(res.Vary) != 1 {
 		return nil, fmt.Errorf("the map shows one varied time, not %d", len(res.Vary))
 	}
@@ -51,9 +52,9 @@ func newExploreGrid(sc *scenario.Scenario, res engine.ExploreResult) (*exploreGr
 	for t := v.From; t <= v.To; t++ {
 		g.values = append(g.values, t)
 	}
-	g.cells = make([][]engine.ExploreCell, len(g.rows))
+	g.cells = make([][]batch.ExploreCell, len(g.rows))
 	for i := range g.cells {
-		g.cells[i] = make([]engine.ExploreCell, len(g.values))
+		g.cells[i] = make([]batch.ExploreCell, len(g.values))
 	}
 	for _, c := range res.Cells {
 		r := g.rowOf(scenario.Knobs{Renewal: c.Renewal, Fencing: c.Fencing})
@@ -85,7 +86,7 @@ func (g *exploreGrid) colOf(t int64) int {
 }
 
 // of reports whether the grid is a sweep of sc.
-func (g *exploreGrid) of(sc *scenario.Scenario, v engine.Vary) bool {
+func (g *exploreGrid) of(sc *scenario.Scenario, v batch.Vary) bool {
 	return g != nil && g.scenario == sc.Name && g.source == sc.Source && g.vary == v
 }
 
@@ -105,7 +106,7 @@ func (m Model) exploreCurrent() (row, col int) {
 func (m Model) openExplore() (tea.Model, tea.Cmd) {
 	m.playing = false
 	sc := m.snap.sc
-	if _, live := m.run.(*engine.Run); !live || m.replay != nil {
+	if !m.run.Live() || m.replay != nil {
 		m.status = []span{plain(needsLive + ".")}
 		return m, nil
 	}
@@ -113,9 +114,9 @@ func (m Model) openExplore() (tea.Model, tea.Cmd) {
 		m.status = []span{plain(fmt.Sprintf("Scenario %s has no named times, so there is nothing to sweep and no map: its events happen at fixed times.", sc.Name))}
 		return m, nil
 	}
-	vary, err := engine.DefaultVary(sc)
+	vary, err := batch.DefaultVary(sc)
 	if err == nil {
-		err = engine.CheckVary(sc, vary)
+		err = batch.CheckVary(sc, vary)
 	}
 	if err != nil {
 		m.status = []span{plain(fmt.Sprintf("No map for %s: %v.", sc.Name, err))}
@@ -177,14 +178,14 @@ func (m Model) exploreKey(km tea.KeyMsg) (tea.Model, tea.Cmd) {
 // explore sweeps the scenario on show on the server, as x asks.
 func (e opEnv) explore(ctx context.Context) doneMsg {
 	sc := e.run.Scenario()
-	if _, live := e.run.(*engine.Run); !live || e.replay {
+	if !e.run.Live() || e.replay {
 		return doneMsg{err: errors.New(needsLive)}
 	}
-	vary, err := engine.DefaultVary(sc)
+	vary, err := batch.DefaultVary(sc)
 	if err != nil {
 		return doneMsg{err: fmt.Errorf("no map for %s: %w", sc.Name, err)}
 	}
-	res, err := engine.Explore(ctx, e.s.dsn, sc, vary, nil)
+	res, err := batch.Explore(ctx, e.s.dsn, sc, vary, nil)
 	if err != nil {
 		return doneMsg{err: fmt.Errorf("could not map %s's %s: %w", sc.Name, vary[0].Name, err)}
 	}
@@ -198,8 +199,8 @@ func (e opEnv) explore(ctx context.Context) doneMsg {
 // jump switches the live run to the cell o names (the scenario with one
 // time moved, under other knobs) and replays it to the time on screen.
 func (e opEnv) jump(ctx context.Context, o op) doneMsg {
-	r, live := e.run.(*engine.Run)
-	if !live || e.replay {
+	r := e.run
+	if !r.Live() || e.replay {
 		return doneMsg{err: errors.New(needsLive)}
 	}
 	sc, from := r.Scenario(), r.Knobs()

@@ -7,6 +7,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/scenario"
 )
 
@@ -16,9 +17,9 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 func liveRun(t *testing.T, m Model) *engine.Run {
 	t.Helper()
-	r, ok := m.Run().(*engine.Run)
-	if !ok {
-		t.Fatalf("run is a %T, want a live *engine.Run", m.Run())
+	r := m.Run()
+	if !r.Live() {
+		t.Fatal("the run is a replay, want a live run")
 	}
 	return r
 }
@@ -98,7 +99,7 @@ func TestExploreMapsRenewalRaceAndJumps(t *testing.T) {
 		t.Errorf("screen does not say what enter did:\n%s", m.View())
 	}
 	last := m.Session()[len(m.Session())-1]
-	if last.Kind != engine.SessionScenario || !slices.Contains(last.Change, "explore: arrival 1075 → 1076, knobs blind/off") {
+	if last.Kind != transcript.PresenterScenario || !slices.Contains(last.Change, "explore: arrival 1075 → 1076, knobs blind/off") {
 		t.Errorf("session entry %+v, want a scenario entry saying what the jump changed", last)
 	}
 	m = press(t, m, "right")

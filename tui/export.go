@@ -12,17 +12,18 @@ import (
 	"time"
 
 	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/engine/transcript"
 )
 
 // export writes the run's transcript with the presenter's session log in
 // every format (JSON, Markdown, Mermaid, asciicast) into dir and returns
 // the paths, JSON first.
-func export(ctx context.Context, r engine.Stepper, log []engine.SessionEntry, dir string, now time.Time, noColor bool) ([]string, error) {
+func export(ctx context.Context, r *engine.Run, log []transcript.PresenterEntry, dir string, now time.Time, noColor bool) ([]string, error) {
 	tr, err := r.Transcript()
 	if err != nil {
 		return nil, fmt.Errorf("could not build the transcript: %w", err)
 	}
-	tr.Session = log
+	tr.Presenter = log
 	formats := TranscriptFormats()
 	data := make([][]byte, len(formats))
 	for i, f := range formats {
@@ -31,7 +32,7 @@ func export(ctx context.Context, r engine.Stepper, log []engine.SessionEntry, di
 			err = WriteCast(&b, tr, CastOptions{NoColor: noColor})
 			data[i] = b.Bytes()
 		} else {
-			data[i], err = engine.RenderTranscript(tr, f)
+			data[i], err = transcript.Render(tr, f)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("could not write the %s transcript: %w", f, err)
@@ -71,7 +72,7 @@ func writeAll(ctx context.Context, dir, name string, formats []string, data [][]
 		}
 	}()
 	for i, f := range formats {
-		p := filepath.Join(dir, name+engine.TranscriptExt(f))
+		p := filepath.Join(dir, name+transcript.Ext(f))
 		if err := writeNew(ctx, p, data[i]); err != nil {
 			return nil, err
 		}

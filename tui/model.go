@@ -14,6 +14,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/tui/keys"
 	"github.com/leaserace/leaserace/tui/styles"
 )
@@ -35,10 +36,10 @@ const (
 
 // Config builds a Model around a run that is already open.
 type Config struct {
-	// Run is the run to show: a live *engine.Run, or an *engine.Replay of
+	// Run is the run to show: a live run, or a replay of
 	// recorded transcripts. The model owns it from now on: Close closes it,
 	// and so does switching to another scenario.
-	Run engine.Stepper
+	Run *engine.Run
 	// DSN reaches the server Run uses; s opens other scenarios there.
 	DSN string
 	// Provider and ServerVersion label the runs s opens.
@@ -67,7 +68,7 @@ type Model struct {
 	boot    boot
 	phase   phase
 
-	run  engine.Stepper
+	run  *engine.Run
 	snap snapshot
 	// replay is set when the screen shows recorded runs: the banner says
 	// so, where and when they were recorded, and why (offline).
@@ -81,7 +82,7 @@ type Model struct {
 
 	status  []span
 	err     error
-	log     []engine.SessionEntry
+	log     []transcript.PresenterEntry
 	lastTog *engine.Change
 
 	exportDir string
@@ -107,10 +108,10 @@ type replayInfo struct {
 	offline string
 	// home is the replay the TUI opened with; s and the session walk come
 	// back to it for its own scenario rather than to the shipped recordings.
-	home engine.Stepper
+	home *engine.Run
 	// walk is the presenter's session recorded in the file; walkAt is the
 	// entry on show, 1-based, 0 before the walk starts.
-	walk   []engine.SessionEntry
+	walk   []transcript.PresenterEntry
 	walkAt int
 	// walkWant is the entry the last ] or [ asked for, ahead of walkAt
 	// while walks wait in the queue. replayInfo is copied on every change,
@@ -130,7 +131,7 @@ func NewModel(ctx context.Context, cfg Config) (Model, error) {
 		return Model{}, errors.New("the session is already closed")
 	}
 	m.run, m.snap, m.phase = cfg.Run, takeSnapshot(cfg.Run), phaseReady
-	if _, ok := cfg.Run.(*engine.Replay); ok {
+	if !cfg.Run.Live() {
 		m = m.asReplay(cfg.Offline)
 	}
 	return m, nil
@@ -165,10 +166,10 @@ func (m *Model) setRenderer(r *lipgloss.Renderer) {
 func (m Model) Close(ctx context.Context) error { return m.s.Close(ctx) }
 
 // Run is the run on screen (nil while PostgreSQL is starting).
-func (m Model) Run() engine.Stepper { return m.run }
+func (m Model) Run() *engine.Run { return m.run }
 
 // Session is the presenter's log so far, as the export writes it.
-func (m Model) Session() []engine.SessionEntry { return slices.Clone(m.log) }
+func (m Model) Session() []transcript.PresenterEntry { return slices.Clone(m.log) }
 
 // Busy reports whether an engine call is running.
 func (m Model) Busy() bool { return m.busy }
@@ -189,7 +190,7 @@ type playTickMsg struct{ gen int }
 
 // readyMsg ends the boot phase with the first run open.
 type readyMsg struct {
-	run  engine.Stepper
+	run  *engine.Run
 	snap snapshot
 	err  error
 	// offline is set when no PostgreSQL could start and run is a replay
@@ -227,7 +228,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.offline != "" {
 			m = m.asReplay(msg.offline)
 		}
-		m.log = append(m.log, m.entry(engine.SessionScenario))
+		m.log = append(m.log, m.entry(transcript.PresenterScenario))
 		return m, nil
 	}
 	if m.phase == phaseBoot {
@@ -441,32 +442,32 @@ func (m Model) done(d doneMsg) (tea.Model, tea.Cmd) {
 
 // record adds what the presenter just did to the session log.
 func (m *Model) record(d doneMsg) {
-	var e engine.SessionEntry
+	var e transcript.PresenterEntry
 	switch d.op.kind {
 	case opNext:
-		e = m.entry(engine.SessionStep)
+		e = m.entry(transcript.PresenterStep)
 		st := *d.step
 		e.Step = &st
 	case opPrev:
-		e = m.entry(engine.SessionBack)
+		e = m.entry(transcript.PresenterBack)
 	case opTickNext, opTickPrev, opStart, opEnd:
-		e = m.entry(engine.SessionSeek)
+		e = m.entry(transcript.PresenterSeek)
 	case opRenewal, opFencing:
-		e = m.entry(engine.SessionToggle)
+		e = m.entry(transcript.PresenterToggle)
 		if d.change != nil {
 			e.Change = slices.Clone(d.change.Lines)
 		}
 	case opOpen:
-		e = m.entry(engine.SessionScenario)
+		e = m.entry(transcript.PresenterScenario)
 	case opJump:
 		// The run now plays another variant of the scenario.
-		e = m.entry(engine.SessionScenario)
+		e = m.entry(transcript.PresenterScenario)
 		e.Change = slices.Clone(d.change.Lines)
 	case opWalk:
 		// Walking a recorded session is, for the new session, a jump.
-		e = m.entry(engine.SessionSeek)
+		e = m.entry(transcript.PresenterSeek)
 		if d.change != nil {
-			e = m.entry(engine.SessionToggle)
+			e = m.entry(transcript.PresenterToggle)
 			e.Change = slices.Clone(d.change.Lines)
 		}
 	default:
@@ -475,9 +476,9 @@ func (m *Model) record(d doneMsg) {
 	m.log = append(m.log, e)
 }
 
-func (m Model) entry(kind string) engine.SessionEntry {
+func (m Model) entry(kind string) transcript.PresenterEntry {
 	v := m.snap.view
-	return engine.SessionEntry{Kind: kind, Scenario: m.snap.sc.Name, T: v.Now, Pos: v.Pos, Knobs: v.Knobs}
+	return transcript.PresenterEntry{Kind: kind, Scenario: m.snap.sc.Name, T: v.Now, Pos: v.Pos, Knobs: v.Knobs}
 }
 
 // changeStatus says what a toggle did: the knob, then what it changed.

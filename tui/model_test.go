@@ -11,8 +11,8 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/jackc/pgx/v5"
-	"github.com/leaserace/leaserace/engine"
 	"github.com/leaserace/leaserace/engine/pgtest"
+	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/scenario"
 )
 
@@ -39,7 +39,7 @@ func lastTag(t testing.TB, m Model) string {
 	return st.Tag
 }
 
-func kinds(log []engine.SessionEntry) []string {
+func kinds(log []transcript.PresenterEntry) []string {
 	var out []string
 	for _, e := range log {
 		out = append(out, e.Kind)
@@ -158,7 +158,7 @@ func TestRenewalToggleFlipsTheTagAt1075(t *testing.T) {
 		t.Fatalf("back to blind: tag %q, want UPDATE 1", tag)
 	}
 	last := m.log[len(m.log)-1]
-	if last.Kind != engine.SessionToggle || len(last.Change) == 0 || last.Knobs.Renewal != scenario.RenewalBlind {
+	if last.Kind != transcript.PresenterToggle || len(last.Change) == 0 || last.Knobs.Renewal != scenario.RenewalBlind {
 		t.Errorf("toggle not logged with its change: %+v", last)
 	}
 }
@@ -297,7 +297,7 @@ func TestScenarioChooserSwitchesScenario(t *testing.T) {
 	if n != 0 {
 		t.Errorf("schema %s of the replaced run is still there", oldSchema)
 	}
-	if got := kinds(m.log); got[0] != engine.SessionScenario {
+	if got := kinds(m.log); got[0] != transcript.PresenterScenario {
 		t.Errorf("scenario switch not logged: %v", got)
 	}
 }
@@ -318,7 +318,7 @@ func TestExportWritesJSONAndMarkdown(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	tr, err := engine.ReadTranscript(f)
+	tr, err := transcript.Read(f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -331,12 +331,12 @@ func TestExportWritesJSONAndMarkdown(t *testing.T) {
 	if len(tr.Steps) != 5 {
 		t.Errorf("exported %d steps, want 5", len(tr.Steps))
 	}
-	got := kinds(tr.Session)
+	got := kinds(tr.Presenter)
 	want := []string{"step", "step", "step", "step", "step", "toggle"}
 	if strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("session kinds %v, want %v", got, want)
 	}
-	if ch := tr.Session[5].Change; !strings.Contains(strings.Join(ch, ";"), "owner A → B") {
+	if ch := tr.Presenter[5].Change; !strings.Contains(strings.Join(ch, ";"), "owner A → B") {
 		t.Errorf("toggle change lines %v", ch)
 	}
 	md, err := os.ReadFile(base + ".md")
@@ -455,7 +455,7 @@ func TestReconnectAfterTheServerDroppedUs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, err := engine.ReadTranscript(f)
+	tr, err := transcript.Read(f)
 	f.Close()
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/scenario"
 )
 
@@ -60,12 +61,12 @@ type op struct {
 // doneMsg is what an engine command reports back to Update.
 type doneMsg struct {
 	op   op
-	run  engine.Stepper // set when the command opened a new run
+	run  *engine.Run // set when the command opened a new run
 	snap snapshot
 	// moved is false when the command left the run where it was (at the
 	// start already, past the last event).
 	moved  bool
-	step   *engine.Step
+	step   *transcript.Step
 	change *engine.Change
 	paths  []string
 	info   string
@@ -77,18 +78,18 @@ type doneMsg struct {
 // opEnv is what a command needs, copied from the model when it starts.
 type opEnv struct {
 	s         *session
-	run       engine.Stepper
+	run       *engine.Run
 	shown     snapshot
-	log       []engine.SessionEntry
+	log       []transcript.PresenterEntry
 	exportDir string
 	now       time.Time
 	noColor   bool
 	// replay is set when the TUI shows recorded runs: s opens recordings,
 	// not live runs. home is the replay it opened with.
 	replay bool
-	home   engine.Stepper
+	home   *engine.Run
 	// walk is the session entry an opWalk goes to.
-	walk engine.SessionEntry
+	walk transcript.PresenterEntry
 }
 
 // exec runs f as a Bubble Tea command: with its own deadline, registered
@@ -193,7 +194,7 @@ func (e opEnv) command(o op) tea.Cmd {
 	})
 }
 
-func (e opEnv) seek(_ context.Context, r engine.Stepper, f func() error) doneMsg {
+func (e opEnv) seek(_ context.Context, r *engine.Run, f func() error) doneMsg {
 	if err := f(); err != nil {
 		return doneMsg{err: err}
 	}
@@ -202,7 +203,7 @@ func (e opEnv) seek(_ context.Context, r engine.Stepper, f func() error) doneMsg
 
 // reconnect dials again and brings the run back to exactly the state the
 // screen shows, which may differ from the engine's if a step failed midway.
-func (e opEnv) reconnect(ctx context.Context, r engine.Stepper) doneMsg {
+func (e opEnv) reconnect(ctx context.Context, r *engine.Run) doneMsg {
 	if err := r.Reconnect(ctx); err != nil {
 		return doneMsg{err: err}
 	}
@@ -220,7 +221,7 @@ func (e opEnv) reconnect(ctx context.Context, r engine.Stepper) doneMsg {
 
 // goTo brings r to pos events taken with the cursor at now: by event when
 // now is that event's time (or the start), by time when it was ticked.
-func goTo(ctx context.Context, r engine.Stepper, pos int, now int64) error {
+func goTo(ctx context.Context, r *engine.Run, pos int, now int64) error {
 	evs := r.Scenario().Events
 	if (pos == 0 && now <= r.Start()) || (pos > 0 && pos <= len(evs) && evs[pos-1].T == now) {
 		return r.Seek(ctx, pos)
@@ -297,7 +298,7 @@ func lostServer(err error) bool {
 // k: the replay the TUI opened with when it is of that scenario (so a
 // file's own recordings come back), else the shipped ones.
 func (e opEnv) openRecorded(ctx context.Context, name string, k scenario.Knobs) doneMsg {
-	var r engine.Stepper
+	var r *engine.Run
 	info := ""
 	if e.home != nil && e.home.Scenario().Name == name {
 		r = e.home
@@ -321,7 +322,7 @@ func (e opEnv) openRecorded(ctx context.Context, name string, k scenario.Knobs) 
 
 // switchTo makes r the run on show, releasing the one it replaces unless
 // that is the replay the TUI opened with.
-func (e opEnv) switchTo(ctx context.Context, r engine.Stepper, info string) doneMsg {
+func (e opEnv) switchTo(ctx context.Context, r *engine.Run, info string) doneMsg {
 	if r != e.home && !e.s.adopt(r) {
 		_ = r.Close(context.WithoutCancel(ctx))
 		return doneMsg{err: errors.New("leaserace is shutting down")}
@@ -339,7 +340,7 @@ func (e opEnv) switchTo(ctx context.Context, r engine.Stepper, info string) done
 // and its time. What the recordings cannot show (a setting with no
 // recording, a step past a recording's end) is said in info, and the walk
 // goes on from the nearest state they can.
-func (e opEnv) walkTo(ctx context.Context, en engine.SessionEntry) doneMsg {
+func (e opEnv) walkTo(ctx context.Context, en transcript.PresenterEntry) doneMsg {
 	r := e.run
 	var notes []string
 	opened := false

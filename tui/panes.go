@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/scenario"
 )
 
@@ -350,7 +350,7 @@ func (m Model) sqlSection(w int, l layout) []string {
 	return append(hl, lines...)
 }
 
-func stepLabel(s engine.Step) string {
+func stepLabel(s transcript.Step) string {
 	who := s.Actor
 	if who == "" {
 		who = "the clock"
@@ -362,7 +362,7 @@ func stepLabel(s engine.Step) string {
 	return out
 }
 
-func (m Model) sqlParas(s engine.Step) []para {
+func (m Model) sqlParas(s transcript.Step) []para {
 	st := m.st
 	if s.SQL == "" {
 		why := "nothing reached PostgreSQL at this step"

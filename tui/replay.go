@@ -8,19 +8,18 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/muesli/termenv"
 )
 
-// asReplay turns a model whose run is an engine.Replay into replay mode:
+// asReplay turns a model whose run is a replay into replay mode:
 // the REPLAY banner, no reconnect key, and the session keys when the
 // recording on show first holds a presenter's session. offline is why no
 // PostgreSQL could start, "" when the presenter asked for a replay.
 func (m Model) asReplay(offline string) Model {
 	ri := &replayInfo{offline: offline, home: m.run}
-	if rp, ok := m.run.(*engine.Replay); ok {
-		if recs := rp.Recordings(); len(recs) > 0 {
-			ri.walk = recs[0].Transcript.Session
-		}
+	if recs := m.run.Recordings(); len(recs) > 0 {
+		ri.walk = recs[0].Transcript.Presenter
 	}
 	m.replay = ri
 	m.keys = m.keys.Replay(len(ri.walk) > 0)
@@ -71,24 +70,24 @@ func (m Model) walkStatus(info string) []span {
 }
 
 // describeEntry puts one session entry in words.
-func describeEntry(e engine.SessionEntry) string {
+func describeEntry(e transcript.PresenterEntry) string {
 	switch e.Kind {
-	case engine.SessionStep:
+	case transcript.PresenterStep:
 		if e.Step != nil {
 			return fmt.Sprintf("step to t=%d, %s", e.T, stepLabel(*e.Step))
 		}
 		return fmt.Sprintf("step to t=%d", e.T)
-	case engine.SessionBack:
+	case transcript.PresenterBack:
 		return fmt.Sprintf("back to t=%d", e.T)
-	case engine.SessionSeek:
+	case transcript.PresenterSeek:
 		return fmt.Sprintf("jump to t=%d", e.T)
-	case engine.SessionToggle:
+	case transcript.PresenterToggle:
 		s := fmt.Sprintf("knobs to %s at t=%d", e.Knobs, e.T)
 		if len(e.Change) > 0 {
 			s += ": " + strings.Join(e.Change, " · ")
 		}
 		return s
-	case engine.SessionScenario:
+	case transcript.PresenterScenario:
 		return fmt.Sprintf("open %s with %s", e.Scenario, e.Knobs)
 	}
 	return fmt.Sprintf("%s at t=%d", e.Kind, e.T)
@@ -140,7 +139,7 @@ const shippedPrefix = "shipped recording "
 // transcript's name.
 func recordingOrigin(rec engine.Recording) string {
 	t := rec.Transcript
-	name := engine.TranscriptName(t.Scenario, t.Knobs) + ".json"
+	name := transcript.Name(t.Scenario, t.Knobs) + ".json"
 	if rec.Origin == engine.OriginShipped || rec.Origin == "" {
 		return shippedPrefix + name
 	}
@@ -150,7 +149,7 @@ func recordingOrigin(rec engine.Recording) string {
 // recordedWhereWhen is "recorded 2026-12-02 17:17 UTC on local, PostgreSQL
 // 15.18", with what Meta lacks left out; short is "recorded 2026-12-02 on
 // local".
-func recordedWhereWhen(meta *engine.Meta, short bool) string {
+func recordedWhereWhen(meta *transcript.Meta, short bool) string {
 	if meta == nil {
 		return "recorded where and when unknown"
 	}

@@ -15,12 +15,14 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/engine/pgserver"
+	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/scenario"
 )
 
 // replayModel wraps a replay in a model of size w×h, the way the replay
 // command does, with no database anywhere.
-func replayModel(t testing.TB, rp *engine.Replay, offline string, w, h int) Model {
+func replayModel(t testing.TB, rp *engine.Run, offline string, w, h int) Model {
 	t.Helper()
 	m, err := NewModel(context.Background(), Config{
 		Run: rp, ExportDir: t.TempDir(), Renderer: asciiRenderer(), Now: fixedNow, Offline: offline,
@@ -35,7 +37,7 @@ func replayModel(t testing.TB, rp *engine.Replay, offline string, w, h int) Mode
 	return send(t, m, tea.WindowSizeMsg{Width: w, Height: h})
 }
 
-func shippedReplay(t testing.TB, name string, k scenario.Knobs) *engine.Replay {
+func shippedReplay(t testing.TB, name string, k scenario.Knobs) *engine.Run {
 	t.Helper()
 	rp, err := engine.ShippedReplay(name, k)
 	if err != nil {
@@ -44,7 +46,7 @@ func shippedReplay(t testing.TB, name string, k scenario.Knobs) *engine.Replay {
 	return rp
 }
 
-func shippedTranscript(t testing.TB, name string, k scenario.Knobs) engine.Transcript {
+func shippedTranscript(t testing.TB, name string, k scenario.Knobs) transcript.Transcript {
 	t.Helper()
 	tr, err := engine.ShippedTranscript(name, k)
 	if err != nil {
@@ -207,22 +209,22 @@ func TestOfflineReason(t *testing.T) {
 
 // sessionTranscript is a shipped transcript with the session a presenter
 // would leave: open, five steps, r at 1075, then G.
-func sessionTranscript(t testing.TB) engine.Transcript {
+func sessionTranscript(t testing.TB) transcript.Transcript {
 	tr := shippedTranscript(t, "renewal-race", blindOff())
-	e := func(kind string, pos int, tt int64, k scenario.Knobs) engine.SessionEntry {
-		return engine.SessionEntry{Kind: kind, Scenario: "renewal-race", T: tt, Pos: pos, Knobs: k}
+	e := func(kind string, pos int, tt int64, k scenario.Knobs) transcript.PresenterEntry {
+		return transcript.PresenterEntry{Kind: kind, Scenario: "renewal-race", T: tt, Pos: pos, Knobs: k}
 	}
-	tr.Session = []engine.SessionEntry{e(engine.SessionScenario, 0, 1055, blindOff())}
+	tr.Presenter = []transcript.PresenterEntry{e(transcript.PresenterScenario, 0, 1055, blindOff())}
 	for i := range 5 {
-		en := e(engine.SessionStep, i+1, tr.Steps[i].T, blindOff())
+		en := e(transcript.PresenterStep, i+1, tr.Steps[i].T, blindOff())
 		st := tr.Steps[i]
 		en.Step = &st
-		tr.Session = append(tr.Session, en)
+		tr.Presenter = append(tr.Presenter, en)
 	}
 	cmp := knobs(scenario.RenewalCompare, scenario.FencingOff)
-	tog := e(engine.SessionToggle, 5, 1075, cmp)
+	tog := e(transcript.PresenterToggle, 5, 1075, cmp)
 	tog.Change = []string{"owner A → B"}
-	tr.Session = append(tr.Session, tog, e(engine.SessionSeek, 6, 1135, cmp))
+	tr.Presenter = append(tr.Presenter, tog, e(transcript.PresenterSeek, 6, 1135, cmp))
 	return tr
 }
 
@@ -307,14 +309,14 @@ func TestReplayExportWritesEveryFormat(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	tr, err := engine.ReadTranscript(f)
+	tr, err := transcript.Read(f)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := shippedTranscript(t, "renewal-race", blindOff()); tr.Digest != want.Digest || tr.Meta.RecordedAt != want.Meta.RecordedAt {
 		t.Errorf("exported digest %s (recorded %s), want the shipped %s", tr.Digest, tr.Meta.RecordedAt, want.Digest)
 	}
-	if got := kinds(tr.Session); strings.Join(got, ",") != "seek" {
+	if got := kinds(tr.Presenter); strings.Join(got, ",") != "seek" {
 		t.Errorf("session %v, want the replay's own: the one seek", got)
 	}
 	data, err := os.ReadFile(base + ".cast")
@@ -493,7 +495,7 @@ func flatText(s string) string { return strings.Join(strings.Fields(s), " ") }
 func TestRunFallsBackToRecordings(t *testing.T) {
 	at := int64(1075)
 	keys, out, done := runTUI(t, context.Background(), Options{
-		Provider: engine.DSNProvider{DSN: "postgres://nobody@127.0.0.1:1/none?connect_timeout=2"},
+		Provider: pgserver.DSNProvider{DSN: "postgres://nobody@127.0.0.1:1/none?connect_timeout=2"},
 		Fallback: true, At: &at,
 	})
 	// 80×24 by default: the short banner.
@@ -518,7 +520,7 @@ func TestRunFallbackNeedsABuiltinScenario(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _, done := runTUI(t, context.Background(), Options{
-		Provider: engine.DSNProvider{DSN: "postgres://nobody@127.0.0.1:1/none?connect_timeout=2"},
+		Provider: pgserver.DSNProvider{DSN: "postgres://nobody@127.0.0.1:1/none?connect_timeout=2"},
 		Fallback: true, Scenario: file,
 	})
 	err = waitRun(t, done)

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/engine/pgserver"
 	"github.com/leaserace/leaserace/engine/pgtest"
 	"github.com/leaserace/leaserace/scenario"
 	"go.uber.org/goleak"
@@ -76,7 +76,7 @@ func runTUI(t *testing.T, ctx context.Context, o Options) (*io.PipeWriter, *scre
 	out := &screen{}
 	o.In, o.Out, o.NoColor = in, out, true
 	if o.Provider == nil {
-		o.Provider = engine.DSNProvider{DSN: pgtest.DSN(t)}
+		o.Provider = pgserver.DSNProvider{DSN: pgtest.DSN(t)}
 	}
 	done := make(chan error, 1)
 	go func() { done <- Run(ctx, o) }()
@@ -145,7 +145,7 @@ func TestRunStopsOnContextCancel(t *testing.T) {
 
 func TestRunReportsAProviderThatCannotStart(t *testing.T) {
 	_, _, done := runTUI(t, context.Background(), Options{
-		Provider: engine.DSNProvider{DSN: "postgres://nobody@127.0.0.1:1/none?connect_timeout=2"},
+		Provider: pgserver.DSNProvider{DSN: "postgres://nobody@127.0.0.1:1/none?connect_timeout=2"},
 	})
 	err := waitRun(t, done)
 	if err == nil || !strings.Contains(err.Error(), "dsn provider") {
@@ -176,7 +176,7 @@ func TestBootScreenNamesTheProviderAndItsProgress(t *testing.T) {
 }
 
 func TestRunRejectsBadOptions(t *testing.T) {
-	p := engine.DSNProvider{DSN: "postgres://unused"}
+	p := pgserver.DSNProvider{DSN: "postgres://unused"}
 	for name, o := range map[string]Options{
 		"no provider":      {},
 		"unknown scenario": {Provider: p, Scenario: "no-such-scenario"},

@@ -7,11 +7,12 @@ import (
 	"sync"
 
 	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/engine/pgserver"
 )
 
 // session owns what the TUI started on the server: every run (an
-// engine.Stepper: a live engine.Run, or an engine.Replay that holds nothing
-// open) and the engine.Server. Bubble Tea copies models by value, so the model holds a
+// *engine.Run: a live run, or a replay that holds nothing
+// open) and the pgserver.Server. Bubble Tea copies models by value, so the model holds a
 // pointer to one session and Close can find everything from any copy.
 type session struct {
 	ctx    context.Context
@@ -20,8 +21,8 @@ type session struct {
 	mu     sync.Mutex
 	closed bool
 	wg     sync.WaitGroup
-	runs   []engine.Stepper
-	server *engine.Server
+	runs   []*engine.Run
+	server *pgserver.Server
 
 	dsn           string
 	provider      string
@@ -49,7 +50,7 @@ func (s *session) end() { s.wg.Done() }
 
 // adopt records a run so Close will close it. It reports false when the
 // session is already closing; the caller must then close the run itself.
-func (s *session) adopt(r engine.Stepper) bool {
+func (s *session) adopt(r *engine.Run) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -60,7 +61,7 @@ func (s *session) adopt(r engine.Stepper) bool {
 }
 
 // adoptServer records the server the TUI started, like adopt.
-func (s *session) adoptServer(srv *engine.Server) bool {
+func (s *session) adoptServer(srv *pgserver.Server) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -72,7 +73,7 @@ func (s *session) adoptServer(srv *engine.Server) bool {
 }
 
 // release closes one run the session owns and forgets it.
-func (s *session) release(ctx context.Context, r engine.Stepper) error {
+func (s *session) release(ctx context.Context, r *engine.Run) error {
 	s.mu.Lock()
 	for i, x := range s.runs {
 		if x == r {

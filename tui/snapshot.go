@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/scenario"
 )
 
@@ -12,23 +13,22 @@ import (
 type snapshot struct {
 	sc         *scenario.Scenario
 	view       engine.View
-	steps      []engine.Step
+	steps      []transcript.Step
 	start, end int64
 	// rec is the recording on show when the run is a replay.
 	rec *engine.Recording
 }
 
-func takeSnapshot(r engine.Stepper) snapshot {
+func takeSnapshot(r *engine.Run) snapshot {
 	s := snapshot{sc: r.Scenario(), view: r.View(), steps: r.Steps(), start: r.Start(), end: r.End()}
-	if rp, ok := r.(*engine.Replay); ok {
-		rec := rp.Recording()
+	if rec, ok := r.Recording(); ok {
 		s.rec = &rec
 	}
 	return s
 }
 
 // last is the step that produced the current state, nil before the first.
-func (s snapshot) last() *engine.Step {
+func (s snapshot) last() *transcript.Step {
 	if len(s.steps) == 0 {
 		return nil
 	}

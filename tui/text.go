@@ -1,9 +1,10 @@
 package tui
 
 import (
-	"github.com/leaserace/leaserace/tui/styles"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/leaserace/leaserace/tui/styles"
 
 	"github.com/charmbracelet/x/ansi"
 )

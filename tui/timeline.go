@@ -2,9 +2,10 @@ package tui
 
 import (
 	"fmt"
-	"github.com/leaserace/leaserace/tui/styles"
 	"strconv"
 	"strings"
+
+	"github.com/leaserace/leaserace/tui/styles"
 
 	"github.com/leaserace/leaserace/scenario"
 )

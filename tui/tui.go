@@ -2,7 +2,7 @@
 // one event at a time against a real PostgreSQL server, with the
 // coordinator row, the heartbeats in flight and the protected resource side
 // by side, and the knobs toggled live. The same screen replays recorded
-// transcripts without a database (engine.Replay, under a REPLAY banner)
+// transcripts without a database (engine.NewReplay, under a REPLAY banner)
 // and draws the frames of an asciicast (WriteCast).
 package tui
 
@@ -17,6 +17,8 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/engine/pgserver"
+	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/scenario"
 	"github.com/leaserace/leaserace/tui/styles"
 	"github.com/muesli/termenv"
@@ -26,11 +28,11 @@ import (
 type Options struct {
 	// Provider is started inside the TUI behind a spinner naming it and
 	// showing its progress lines.
-	Provider engine.Provider
+	Provider pgserver.Provider
 	// Replay, when set, is shown instead of a live run: no provider, no
 	// database, and a REPLAY banner naming where and when it was recorded.
 	// Scenario and Knobs are then ignored; At still positions it.
-	Replay *engine.Replay
+	Replay *engine.Run
 	// Fallback shows the shipped recordings of the scenario, with the
 	// banner and the reason, when the provider cannot start, instead of
 	// ending with the provider's error.
@@ -180,7 +182,7 @@ func checkStart(o Options) (*scenario.Scenario, scenario.Knobs, error) {
 }
 
 // openReplay makes the model show rp from the start, or at t=*at.
-func (m Model) openReplay(rp *engine.Replay, at *int64) (Model, error) {
+func (m Model) openReplay(rp *engine.Run, at *int64) (Model, error) {
 	if !m.s.adopt(rp) {
 		return m, errors.New("the session is already closed")
 	}
@@ -191,7 +193,7 @@ func (m Model) openReplay(rp *engine.Replay, at *int64) (Model, error) {
 	}
 	m.run, m.snap, m.phase = rp, takeSnapshot(rp), phaseReady
 	m = m.asReplay("")
-	m.log = append(m.log, m.entry(engine.SessionScenario))
+	m.log = append(m.log, m.entry(transcript.PresenterScenario))
 	return m, nil
 }
 
@@ -216,7 +218,7 @@ func fallback(ctx context.Context, sc *scenario.Scenario, k scenario.Knobs, at *
 
 // bootCmd starts the server, opens the scenario and positions it; with
 // fallback, a server that cannot start gives way to the shipped recordings.
-func (m Model) bootCmd(pv engine.Provider, pr *progress, sc *scenario.Scenario, k scenario.Knobs, at *int64, fallBack bool) tea.Cmd {
+func (m Model) bootCmd(pv pgserver.Provider, pr *progress, sc *scenario.Scenario, k scenario.Knobs, at *int64, fallBack bool) tea.Cmd {
 	s := m.s
 	return func() (msg tea.Msg) {
 		defer pr.done()

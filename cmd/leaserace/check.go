@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/engine/batch"
 	"github.com/leaserace/leaserace/scenario"
 	"github.com/spf13/cobra"
 )
@@ -103,20 +104,20 @@ func (a *app) checkAll(ctx context.Context, f checkFlags) error {
 	defer a.closeServer(srv)
 
 	// Each scenario plays in its own schema, so they can run side by side.
-	rows := make([][]engine.CheckRow, len(scs))
+	rows := make([][]batch.CheckRow, len(scs))
 	errs := make([]error, len(scs))
 	var wg sync.WaitGroup
 	for i, sc := range scs {
 		wg.Go(func() {
 			defer engine.CatchPanic(&errs[i])
-			rows[i], errs[i] = engine.CheckScenario(ctx, srv.DSN, sc)
+			rows[i], errs[i] = batch.CheckScenario(ctx, srv.DSN, sc)
 			if errs[i] != nil {
 				errs[i] = fmt.Errorf("checking %s: %w", sc.Name, errs[i])
 			}
 		})
 	}
 	wg.Wait()
-	var all []engine.CheckRow
+	var all []batch.CheckRow
 	for i := range scs {
 		if errs[i] != nil {
 			return errs[i]
@@ -132,8 +133,8 @@ func (a *app) checkAll(ctx context.Context, f checkFlags) error {
 	}
 	if f.json {
 		if err := writeJSON(a.stdout, struct {
-			Passed bool              `json:"passed"`
-			Rows   []engine.CheckRow `json:"rows"`
+			Passed bool             `json:"passed"`
+			Rows   []batch.CheckRow `json:"rows"`
 		}{failed == 0, all}); err != nil {
 			return err
 		}
@@ -149,7 +150,7 @@ func (a *app) checkAll(ctx context.Context, f checkFlags) error {
 	return nil
 }
 
-func writeCheckTable(w io.Writer, rows []engine.CheckRow) error {
+func writeCheckTable(w io.Writer, rows []batch.CheckRow) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "SCENARIO\tRENEWAL\tFENCING\tEFFECTS\tVERDICT\tEXPECTED\tRESULT")
 	for _, r := range rows {
@@ -204,7 +205,7 @@ func (a *app) checkCase(ctx context.Context, cmd *cobra.Command, f checkFlags) e
 	}
 	defer a.closeServer(srv)
 
-	rep, err := engine.RunCase(ctx, srv.DSN, fixtures)
+	rep, err := batch.RunCase(ctx, srv.DSN, fixtures)
 	if err != nil {
 		return fmt.Errorf("revoked-writer case: %w", err)
 	}
@@ -231,7 +232,7 @@ type caseJSON struct {
 	Policies orderedPolicies `json:"policies"`
 }
 
-type orderedPolicies map[string]engine.PolicyReport
+type orderedPolicies map[string]batch.PolicyReport
 
 func (p orderedPolicies) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
@@ -254,7 +255,7 @@ func (p orderedPolicies) MarshalJSON() ([]byte, error) {
 }
 
 // policyOrder is off, strict, monotonic, then anything else by name.
-func policyOrder(p map[string]engine.PolicyReport) []string {
+func policyOrder(p map[string]batch.PolicyReport) []string {
 	var names []string
 	for _, f := range scenario.Fencings() {
 		if _, ok := p[string(f)]; ok {
@@ -271,7 +272,7 @@ func policyOrder(p map[string]engine.PolicyReport) []string {
 	return append(names, rest...)
 }
 
-func failedCount(p engine.PolicyReport) int {
+func failedCount(p batch.PolicyReport) int {
 	n := 0
 	for _, o := range p.Observations {
 		if !o.Passed {
@@ -281,7 +282,7 @@ func failedCount(p engine.PolicyReport) int {
 	return n
 }
 
-func writeCaseText(w io.Writer, rep engine.CaseReport, n int) error {
+func writeCaseText(w io.Writer, rep batch.CaseReport, n int) error {
 	head := "revoked-writer case, your fixtures"
 	if rep.Variant > 0 {
 		head = fmt.Sprintf("revoked-writer case, variant %d (e = %d)", rep.Variant, 10*rep.Variant)

@@ -25,7 +25,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/engine/pgserver"
 	"github.com/leaserace/leaserace/engine/pgtest"
 	"github.com/moby/moby/client"
 	"github.com/shirou/gopsutil/v4/process"
@@ -118,7 +118,7 @@ func TestCleanupContainer(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := engine.DockerAvailable(ctx); err != nil {
+	if err := pgserver.DockerAvailable(ctx); err != nil {
 		if os.Getenv("LEASERACE_REQUIRE_POSTGRES") == "1" {
 			t.Fatalf("no Docker engine (LEASERACE_REQUIRE_POSTGRES=1): %v", err)
 		}
@@ -600,7 +600,7 @@ func ourContainers(t *testing.T, session string) map[string]uint16 {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if engine.DockerAvailable(ctx) != nil {
+	if pgserver.DockerAvailable(ctx) != nil {
 		return nil
 	}
 	cli, err := testcontainers.NewDockerClientWithOpts(ctx)

@@ -19,21 +19,21 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/leaserace/leaserace/engine"
 	"github.com/leaserace/leaserace/engine/pgtest"
+	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/scenario"
 )
 
-func readTranscript(t *testing.T, data string) engine.Transcript {
+func readTranscript(t *testing.T, data string) transcript.Transcript {
 	t.Helper()
-	tr, err := engine.ReadTranscript(strings.NewReader(data))
+	tr, err := transcript.Read(strings.NewReader(data))
 	if err != nil {
 		t.Fatalf("stdout is not a transcript: %v\n%s", err, clipOut(data))
 	}
 	return tr
 }
 
-func stepOf(t *testing.T, tr engine.Transcript, actor string, action scenario.Action) engine.Step {
+func stepOf(t *testing.T, tr transcript.Transcript, actor string, action scenario.Action) transcript.Step {
 	t.Helper()
 	for _, s := range tr.Steps {
 		if s.Actor == actor && s.Action == action {
@@ -41,7 +41,7 @@ func stepOf(t *testing.T, tr engine.Transcript, actor string, action scenario.Ac
 		}
 	}
 	t.Fatalf("no %s step by %s in the transcript", action, actor)
-	return engine.Step{}
+	return transcript.Step{}
 }
 
 func TestRunJSONBlindOff(t *testing.T) {

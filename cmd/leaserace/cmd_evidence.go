@@ -9,7 +9,9 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/engine/batch"
+	"github.com/leaserace/leaserace/engine/pgserver"
+	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/tui"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -63,11 +65,11 @@ func (e evidenceFlags) check(cmd *cobra.Command) error {
 // summary: on standard output, or standard error when that carries JSON.
 // Each file is replaced atomically and the manifest comes last, so a
 // bundle with a manifest is a whole one.
-func (a *app) writeEvidence(ctx context.Context, srv *engine.Server, e evidenceFlags, jsonOut bool) error {
+func (a *app) writeEvidence(ctx context.Context, srv *pgserver.Server, e evidenceFlags, jsonOut bool) error {
 	if e.dir == "" {
 		return nil
 	}
-	ev, err := engine.BuildEvidence(ctx, engine.EvidenceConfig{
+	ev, err := batch.BuildEvidence(ctx, batch.EvidenceConfig{
 		DSN: srv.DSN, Provider: srv.Provider, ServerVersion: srv.Version, Leaserace: version(),
 	})
 	if err != nil {
@@ -104,15 +106,15 @@ func isOutDir(out string) bool {
 // writeTranscriptDir writes a transcript into dir in each format, named
 // after its scenario and knobs, each file replaced atomically. Everything
 // is rendered before the first file is written.
-func (a *app) writeTranscriptDir(ctx context.Context, dir string, tr engine.Transcript, formats []string) error {
-	files := make([]engine.EvidenceFile, len(formats))
+func (a *app) writeTranscriptDir(ctx context.Context, dir string, tr transcript.Transcript, formats []string) error {
+	files := make([]batch.EvidenceFile, len(formats))
 	for i, f := range formats {
 		// The TUI renders the asciicast and hands the rest to the engine.
 		data, err := tui.RenderTranscript(tr, f)
 		if err != nil {
 			return err
 		}
-		files[i] = engine.EvidenceFile{Name: engine.TranscriptName(tr.Scenario, tr.Knobs) + engine.TranscriptExt(f), Data: data}
+		files[i] = batch.EvidenceFile{Name: transcript.Name(tr.Scenario, tr.Knobs) + transcript.Ext(f), Data: data}
 	}
 	if err := writeFilesAtomic(ctx, dir, files); err != nil {
 		return err
@@ -125,7 +127,7 @@ func (a *app) writeTranscriptDir(ctx context.Context, dir string, tr engine.Tran
 
 // writeFilesAtomic makes dir if need be and replaces each file in it
 // atomically, in order.
-func writeFilesAtomic(ctx context.Context, dir string, files []engine.EvidenceFile) error {
+func writeFilesAtomic(ctx context.Context, dir string, files []batch.EvidenceFile) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("cannot make the directory %s: %w", dir, err)
 	}

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/charmbracelet/x/term"
-	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/engine/batch"
 	"github.com/leaserace/leaserace/scenario"
 	"github.com/leaserace/leaserace/tui/styles"
 	"github.com/spf13/cobra"
@@ -77,21 +77,21 @@ func (a *app) explore(ctx context.Context, f exploreFlags) error {
 	if err != nil {
 		return err
 	}
-	var vary []engine.Vary
+	var vary []batch.Vary
 	for _, s := range f.vary {
-		v, err := engine.ParseVary(s)
+		v, err := batch.ParseVary(s)
 		if err != nil {
 			return withCode(exitUsage, err)
 		}
 		vary = append(vary, v)
 	}
 	if len(vary) == 0 {
-		if vary, err = engine.DefaultVary(sc); err != nil {
+		if vary, err = batch.DefaultVary(sc); err != nil {
 			return withCode(exitUsage, err)
 		}
 	}
 	// A sweep that cannot run fails here, before any server starts.
-	if err := engine.CheckVary(sc, vary); err != nil {
+	if err := batch.CheckVary(sc, vary); err != nil {
 		return usageErr("--vary: %w", err)
 	}
 	srv, err := a.startPG(ctx, &f.pg)
@@ -101,7 +101,7 @@ func (a *app) explore(ctx context.Context, f exploreFlags) error {
 	defer a.closeServer(srv)
 
 	bar := newProgressBar(a.stderr, "explore "+sc.Name, "cells")
-	res, err := engine.Explore(ctx, srv.DSN, sc, vary, bar.update)
+	res, err := batch.Explore(ctx, srv.DSN, sc, vary, bar.update)
 	bar.finish()
 	if err != nil {
 		if interrupted(ctx, err) {
@@ -123,7 +123,7 @@ func (a *app) explore(ctx context.Context, f exploreFlags) error {
 	})
 }
 
-func writeExploreCSV(w io.Writer, res engine.ExploreResult) error {
+func writeExploreCSV(w io.Writer, res batch.ExploreResult) error {
 	cw := csv.NewWriter(w)
 	head := []string{"renewal", "fencing"}
 	for _, v := range res.Vary {
@@ -156,11 +156,11 @@ type mapStyle struct {
 // the earlier names fixed at prefix.
 type exploreMap struct {
 	prefix string
-	cells  map[scenario.Knobs]map[int64]engine.ExploreCell
+	cells  map[scenario.Knobs]map[int64]batch.ExploreCell
 }
 
 // splitMaps groups the cells into maps, in the order the sweep ran them.
-func splitMaps(res engine.ExploreResult) []exploreMap {
+func splitMaps(res batch.ExploreResult) []exploreMap {
 	last := res.Vary[len(res.Vary)-1].Name
 	var maps []exploreMap
 	at := map[string]int{}
@@ -174,11 +174,11 @@ func splitMaps(res engine.ExploreResult) []exploreMap {
 		if !ok {
 			i = len(maps)
 			at[p] = i
-			maps = append(maps, exploreMap{prefix: p, cells: map[scenario.Knobs]map[int64]engine.ExploreCell{}})
+			maps = append(maps, exploreMap{prefix: p, cells: map[scenario.Knobs]map[int64]batch.ExploreCell{}})
 		}
 		k := scenario.Knobs{Renewal: c.Renewal, Fencing: c.Fencing}
 		if maps[i].cells[k] == nil {
-			maps[i].cells[k] = map[int64]engine.ExploreCell{}
+			maps[i].cells[k] = map[int64]batch.ExploreCell{}
 		}
 		maps[i].cells[k][c.Values[last]] = c
 	}
@@ -187,7 +187,7 @@ func splitMaps(res engine.ExploreResult) []exploreMap {
 
 // writeExploreMap draws each map, wrapped to the width, then the legend.
 // Colour only repeats what the glyphs say: ✓ safe, ✗ conflict.
-func writeExploreMap(w io.Writer, res engine.ExploreResult, st mapStyle) error {
+func writeExploreMap(w io.Writer, res batch.ExploreResult, st mapStyle) error {
 	r := styles.NewRenderer(w, !st.color)
 	// Decided here rather than by asking the terminal: the question is an
 	// escape sequence written to standard output, and its answer may never
@@ -286,7 +286,7 @@ func tickLine(name string, labelW, cellW int, step, lo, hi int64) string {
 
 // conflictWords says in words where a row conflicts: "safe everywhere", or
 // the ranges of the column's values that conflict.
-func conflictWords(col engine.Vary, row map[int64]engine.ExploreCell) string {
+func conflictWords(col batch.Vary, row map[int64]batch.ExploreCell) string {
 	var ranges []string
 	n, total := 0, int(col.To-col.From+1)
 	for t := col.From; t <= col.To; t++ {

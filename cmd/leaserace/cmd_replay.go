@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/tui"
 	"github.com/spf13/cobra"
 )
@@ -124,7 +125,7 @@ func (a *app) replay(ctx context.Context, cmd *cobra.Command, file string, f rep
 // replayRecordings is the file's recording first, then, for a built-in
 // scenario recorded with the shipped times, the shipped recordings of the
 // other knob settings, so r and f have somewhere to go.
-func replayRecordings(tr engine.Transcript, file string) []engine.Recording {
+func replayRecordings(tr transcript.Transcript, file string) []engine.Recording {
 	recs := []engine.Recording{{Transcript: tr, Origin: file}}
 	if tr.Meta != nil && tr.Meta.Source != "" && tr.Meta.Source != "builtin" {
 		return recs

@@ -9,7 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/engine/batch"
 	"github.com/leaserace/leaserace/scenario"
 	"github.com/spf13/cobra"
 )
@@ -53,7 +53,7 @@ output:
                               "stale_renewals_accepted","violations"}]}
 
 Exit codes: 0 done, 1 strict or monotonic fencing let a violation through (the
-resource's guarantee broke) or a runtime failure, 2 bad flags, 3 no server.`, engine.StressTTL),
+resource's guarantee broke) or a runtime failure, 2 bad flags, 3 no server.`, batch.StressTTL),
 		Example: `  # All six settings, 1000 runs each
   leaserace stress --runs 1000
 
@@ -69,8 +69,8 @@ resource's guarantee broke) or a runtime failure, 2 bad flags, 3 no server.`, en
 	}
 	fs := cmd.Flags()
 	fs.IntVar(&f.runs, "runs", 1000, "runs per knob setting")
-	fs.IntVar(&f.workers, "workers", engine.DefaultStressWorkers, "holders racing in each run")
-	fs.IntVar(&f.parallel, "parallel", engine.DefaultStressParallel, "runs going on at once, each on its own lease row and resource")
+	fs.IntVar(&f.workers, "workers", batch.DefaultStressWorkers, "holders racing in each run")
+	fs.IntVar(&f.parallel, "parallel", batch.DefaultStressParallel, "runs going on at once, each on its own lease row and resource")
 	fs.Uint64Var(&f.seed, "seed", 0, "seed for the schedule of delays (default: a random one, printed)")
 	fs.StringSliceVar(&f.renewal, "renewal", nil, "renewal modes to race: blind, compare or both (default both)")
 	fs.StringSliceVar(&f.fencing, "fencing", nil, "fencing modes to race: off, strict, monotonic (default all)")
@@ -83,14 +83,14 @@ func (a *app) stress(ctx context.Context, cmd *cobra.Command, f stressFlags) err
 	if f.format != "text" && f.format != "json" {
 		return usageErr("--format %q: want text or json", f.format)
 	}
-	if f.runs < 1 || f.runs > engine.MaxStressRuns {
-		return usageErr("--runs %d: want 1 to %d", f.runs, engine.MaxStressRuns)
+	if f.runs < 1 || f.runs > batch.MaxStressRuns {
+		return usageErr("--runs %d: want 1 to %d", f.runs, batch.MaxStressRuns)
 	}
-	if f.workers < 2 || f.workers > engine.MaxStressWorkers {
-		return usageErr("--workers %d: want 2 to %d (a race needs two holders)", f.workers, engine.MaxStressWorkers)
+	if f.workers < 2 || f.workers > batch.MaxStressWorkers {
+		return usageErr("--workers %d: want 2 to %d (a race needs two holders)", f.workers, batch.MaxStressWorkers)
 	}
-	if f.parallel < 1 || f.parallel > engine.MaxStressParallel {
-		return usageErr("--parallel %d: want 1 to %d", f.parallel, engine.MaxStressParallel)
+	if f.parallel < 1 || f.parallel > batch.MaxStressParallel {
+		return usageErr("--parallel %d: want 1 to %d", f.parallel, batch.MaxStressParallel)
 	}
 	settings, err := stressSettings(f.renewal, f.fencing)
 	if err != nil {
@@ -108,9 +108,9 @@ func (a *app) stress(ctx context.Context, cmd *cobra.Command, f stressFlags) err
 	}
 	defer a.closeServer(srv)
 
-	a.infof("stress: %d runs × %d settings, %d holders, TTL %d ms, seed %d", f.runs, len(settings), f.workers, engine.StressTTL, seed)
+	a.infof("stress: %d runs × %d settings, %d holders, TTL %d ms, seed %d", f.runs, len(settings), f.workers, batch.StressTTL, seed)
 	bar := newProgressBar(a.stderr, "stress", "runs")
-	res, err := engine.Stress(ctx, engine.StressConfig{
+	res, err := batch.Stress(ctx, batch.StressConfig{
 		DSN: srv.DSN, Runs: f.runs, Workers: f.workers, Parallel: f.parallel,
 		Seed: seed, Settings: settings, Progress: bar.update,
 	})
@@ -162,9 +162,9 @@ func stressSettings(renewals, fencings []string) ([]scenario.Knobs, error) {
 	return out, nil
 }
 
-func writeStressTable(w io.Writer, res engine.StressResult) error {
+func writeStressTable(w io.Writer, res batch.StressResult) error {
 	fmt.Fprintf(w, "stress: %d runs per setting, %d holders per run, TTL %d ms, %d runs at once\n\n",
-		res.Runs, res.Workers, engine.StressTTL, res.Parallel)
+		res.Runs, res.Workers, batch.StressTTL, res.Parallel)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "RENEWAL\tFENCING\tRUNS\tTAKEOVERS\tSTALE RENEWALS ACCEPTED\tVIOLATIONS\tRUNS WITH VIOLATIONS\tWRITES ACCEPTED\tWRITES REFUSED")
 	for _, s := range res.Settings {

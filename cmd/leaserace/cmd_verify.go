@@ -6,6 +6,8 @@ import (
 	"os"
 
 	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/engine/batch"
+	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/spf13/cobra"
 )
 
@@ -50,7 +52,7 @@ PostgreSQL server could start.`,
 
 func (a *app) verify(ctx context.Context, files []string, pg pgFlags) error {
 	// Every file is read and its scenario found before a server starts.
-	trs := make([]engine.Transcript, len(files))
+	trs := make([]transcript.Transcript, len(files))
 	for i, file := range files {
 		tr, err := readTranscriptFile(file)
 		if err != nil {
@@ -69,7 +71,7 @@ func (a *app) verify(ctx context.Context, files []string, pg pgFlags) error {
 
 	differ := 0
 	for i, tr := range trs {
-		res, err := engine.Verify(ctx, srv.DSN, tr)
+		res, err := batch.Verify(ctx, srv.DSN, tr)
 		if err != nil {
 			return fmt.Errorf("cannot verify %s: %w", files[i], err)
 		}
@@ -94,13 +96,13 @@ func (a *app) verify(ctx context.Context, files []string, pg pgFlags) error {
 
 // readTranscriptFile reads a transcript; anything wrong with the file is a
 // usage error, as the person named it.
-func readTranscriptFile(file string) (engine.Transcript, error) {
+func readTranscriptFile(file string) (transcript.Transcript, error) {
 	f, err := os.Open(file)
 	if err != nil {
-		return engine.Transcript{}, usageErr("cannot open the transcript: %w", err)
+		return transcript.Transcript{}, usageErr("cannot open the transcript: %w", err)
 	}
 	defer f.Close()
-	tr, err := engine.ReadTranscript(f)
+	tr, err := transcript.Read(f)
 	if err != nil {
 		return tr, usageErr("%s: %w", file, err)
 	}

@@ -14,16 +14,16 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/engine/pgserver"
 )
 
 // passwordCluster starts a local cluster of the test's own whose sessions
 // must give a password, and returns a DSN with it and the cluster.
-func passwordCluster(t *testing.T) (*engine.Server, string, string) {
+func passwordCluster(t *testing.T) (*pgserver.Server, string, string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	srv, err := engine.LocalProvider{}.Start(ctx, nil)
+	srv, err := pgserver.LocalProvider{}.Start(ctx, nil)
 	if err != nil {
 		if os.Getenv("LEASERACE_REQUIRE_POSTGRES") == "1" {
 			t.Fatalf("no local cluster (LEASERACE_REQUIRE_POSTGRES=1): %v", err)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/engine/pgserver"
 	"github.com/spf13/pflag"
 )
 
@@ -28,7 +29,7 @@ func (p *pgFlags) register(fs *pflag.FlagSet, getenv func(string) string) {
 }
 
 // provider checks the flags and builds the provider without starting it.
-func (p *pgFlags) provider(a *app) (engine.Provider, error) {
+func (p *pgFlags) provider(a *app) (pgserver.Provider, error) {
 	switch p.pg {
 	case "auto", "container", "local", "dsn":
 	default:
@@ -38,7 +39,7 @@ func (p *pgFlags) provider(a *app) (engine.Provider, error) {
 		return nil, usageErr("--dsn is used only with --pg dsn or --pg auto, not with --pg %s", p.pg)
 	}
 	a.addSecretsFromDSN(p.dsn)
-	prov, err := engine.ProviderByName(p.pg, engine.ProviderOptions{DSN: p.dsn, Image: p.image})
+	prov, err := pgserver.ByName(p.pg, pgserver.Options{DSN: p.dsn, Image: p.image})
 	if err != nil {
 		return nil, usageErr("--pg %s: %w", p.pg, err)
 	}
@@ -47,7 +48,7 @@ func (p *pgFlags) provider(a *app) (engine.Provider, error) {
 
 // startPG checks the --pg flags and starts the server they name; the caller
 // must closeServer the result on every path.
-func (a *app) startPG(ctx context.Context, p *pgFlags) (*engine.Server, error) {
+func (a *app) startPG(ctx context.Context, p *pgFlags) (*pgserver.Server, error) {
 	prov, err := p.provider(a)
 	if err != nil {
 		return nil, err
@@ -57,7 +58,7 @@ func (a *app) startPG(ctx context.Context, p *pgFlags) (*engine.Server, error) {
 
 // startServer starts PostgreSQL with progress on standard error. The caller
 // must closeServer the result on every path.
-func (a *app) startServer(ctx context.Context, prov engine.Provider) (*engine.Server, error) {
+func (a *app) startServer(ctx context.Context, prov pgserver.Provider) (*pgserver.Server, error) {
 	a.infof("starting PostgreSQL (--pg %s)…", prov.Name())
 	srv, err := prov.Start(ctx, func(line string) { a.infof("  %s", line) })
 	if err != nil {
@@ -87,7 +88,7 @@ func roundDuration(d time.Duration) time.Duration {
 
 // closeServer stops a server leaserace started, with a fresh bounded
 // context: the command's own context may already be cancelled by Ctrl-C.
-func (a *app) closeServer(srv *engine.Server) {
+func (a *app) closeServer(srv *pgserver.Server) {
 	if srv == nil {
 		return
 	}
@@ -103,7 +104,7 @@ func (a *app) closeServer(srv *engine.Server) {
 // one leaves nothing (closeServer removes it with its data), so that is not
 // worth a warning; a server given by DSN keeps the schemas until someone
 // drops them, so the warning says so.
-func (a *app) closeRun(run *engine.Run, srv *engine.Server) {
+func (a *app) closeRun(run *engine.Run, srv *pgserver.Server) {
 	ctx, cancel := cleanupContext()
 	defer cancel()
 	err := run.Close(ctx)

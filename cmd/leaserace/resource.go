@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"net"
 
-	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/engine/resource"
 	"github.com/spf13/cobra"
 )
 
@@ -66,7 +66,7 @@ func (a *app) resource(ctx context.Context, f resourceFlags) error {
 	}
 	defer a.closeServer(srv)
 
-	res, err := engine.StartResource(ctx, engine.ResourceConfig{
+	res, err := resource.Start(ctx, resource.Config{
 		DSN:              srv.DSN,
 		Listen:           f.listen,
 		AllowNonLoopback: f.allowRemote,

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leaserace/leaserace/engine"
 	"github.com/leaserace/leaserace/engine/pgtest"
+	"github.com/leaserace/leaserace/engine/transcript"
 )
 
 // tmuxSession drives the built binary in a detached tmux server of its
@@ -120,14 +120,14 @@ func TestTmuxEndToEnd(t *testing.T) {
 	}
 }
 
-func readExported(t *testing.T, path string) engine.Transcript {
+func readExported(t *testing.T, path string) transcript.Transcript {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	tr, err := engine.ReadTranscript(f)
+	tr, err := transcript.Read(f)
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}

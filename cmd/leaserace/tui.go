@@ -4,7 +4,7 @@ import (
 	"context"
 	"sync"
 
-	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/engine/pgserver"
 	"github.com/leaserace/leaserace/tui"
 )
 
@@ -13,7 +13,7 @@ import (
 // that cannot start ends the process with exit code 3, unless the UI fell
 // back to the shipped recordings; then standard error says so on the way
 // out, under the screen the alternate screen gives back.
-func (a *app) runTUI(ctx context.Context, prov engine.Provider, o tuiOptions) error {
+func (a *app) runTUI(ctx context.Context, prov pgserver.Provider, o tuiOptions) error {
 	w := &watchedProvider{Provider: prov, a: a}
 	err := tui.Run(ctx, tui.Options{
 		Provider:  w,
@@ -38,14 +38,14 @@ func (a *app) runTUI(ctx context.Context, prov engine.Provider, o tuiOptions) er
 // watchedProvider remembers whether Start failed, and the password of the
 // server it started, for a UI that reports only an error.
 type watchedProvider struct {
-	engine.Provider
+	pgserver.Provider
 	a *app
 
 	mu       sync.Mutex
 	startErr error
 }
 
-func (w *watchedProvider) Start(ctx context.Context, progress func(string)) (*engine.Server, error) {
+func (w *watchedProvider) Start(ctx context.Context, progress func(string)) (*pgserver.Server, error) {
 	srv, err := w.Provider.Start(ctx, progress)
 	w.mu.Lock()
 	defer w.mu.Unlock()

@@ -11,7 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/engine/batch"
+	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/scenario"
 )
 
@@ -122,9 +123,9 @@ func TestCheckEvidence(t *testing.T) {
 	if !strings.Contains(res.stdout, "PASS") || !strings.HasSuffix(res.stdout, seedSummary+"\n") {
 		t.Errorf("stdout should hold the check table and end with the summary:\n%s", res.stdout)
 	}
-	sum, err := os.ReadFile(filepath.Join(dir, engine.SummaryFile))
+	sum, err := os.ReadFile(filepath.Join(dir, batch.SummaryFile))
 	if err != nil || string(sum) != seedSummary+"\n" {
-		t.Errorf("%s: %q, %v", engine.SummaryFile, sum, err)
+		t.Errorf("%s: %q, %v", batch.SummaryFile, sum, err)
 	}
 
 	// The manifest names every other file with its sha256, like sha256sum -c.
@@ -136,7 +137,7 @@ func TestCheckEvidence(t *testing.T) {
 	if len(entries) != 3*n+2 {
 		t.Errorf("%d files in the bundle, want %d", len(entries), 3*n+2)
 	}
-	manifest, err := os.Open(filepath.Join(dir, engine.ManifestFile))
+	manifest, err := os.Open(filepath.Join(dir, batch.ManifestFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +168,7 @@ func TestCheckEvidence(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tr.Close()
-	if got, err := engine.ReadTranscript(tr); err != nil || got.Meta == nil || got.Meta.Provider != "dsn" {
+	if got, err := transcript.Read(tr); err != nil || got.Meta == nil || got.Meta.Provider != "dsn" {
 		t.Errorf("bundle transcript: %v, meta %+v", err, got.Meta)
 	}
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/leaserace/leaserace/engine/batch"
+	"github.com/leaserace/leaserace/engine/enginetest"
 	"github.com/leaserace/leaserace/engine/pgtest"
 	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/scenario"
@@ -18,7 +19,7 @@ import (
 const seedSummary = "Unsafe effects: 2. Compare-and-renew effects: 1. Resource-fenced effects after coordinator corruption: 1."
 
 func TestEvidenceBundleFromLiveRuns(t *testing.T) {
-	ev, err := batch.BuildEvidence(ctxT(t), batch.EvidenceConfig{DSN: pgtest.DSN(t), Provider: "test", ServerVersion: "x", Leaserace: "dev"})
+	ev, err := batch.BuildEvidence(enginetest.Ctx(t), batch.EvidenceConfig{DSN: pgtest.DSN(t), Provider: "test", ServerVersion: "x", Leaserace: "dev"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,9 +32,9 @@ func TestEvidenceBundleFromLiveRuns(t *testing.T) {
 			continue
 		}
 		want := map[scenario.Knobs]int{
-			knobs(scenario.RenewalBlind, scenario.FencingOff):       ev.Summary.Unsafe,
-			knobs(scenario.RenewalCompare, scenario.FencingOff):     ev.Summary.Compare,
-			knobs(scenario.RenewalBlind, scenario.FencingMonotonic): ev.Summary.Fenced,
+			enginetest.Knobs(scenario.RenewalBlind, scenario.FencingOff):       ev.Summary.Unsafe,
+			enginetest.Knobs(scenario.RenewalCompare, scenario.FencingOff):     ev.Summary.Compare,
+			enginetest.Knobs(scenario.RenewalBlind, scenario.FencingMonotonic): ev.Summary.Fenced,
 		}
 		if n, ok := want[tr.Knobs]; ok && n != tr.Outcome.Effects {
 			t.Errorf("summary counts %d for %s, the run had %d effects", n, tr.Knobs, tr.Outcome.Effects)
@@ -99,10 +100,10 @@ func TestSummaryOfCountsTheRuns(t *testing.T) {
 		return transcript.Transcript{Scenario: "renewal-race", Knobs: k, Outcome: transcript.Outcome{Effects: effects}}
 	}
 	ts := []transcript.Transcript{
-		tr(knobs(scenario.RenewalBlind, scenario.FencingOff), 7),
-		tr(knobs(scenario.RenewalCompare, scenario.FencingOff), 5),
-		tr(knobs(scenario.RenewalBlind, scenario.FencingMonotonic), 3),
-		{Scenario: "busy-holder", Knobs: knobs(scenario.RenewalBlind, scenario.FencingOff), Outcome: transcript.Outcome{Effects: 99}},
+		tr(enginetest.Knobs(scenario.RenewalBlind, scenario.FencingOff), 7),
+		tr(enginetest.Knobs(scenario.RenewalCompare, scenario.FencingOff), 5),
+		tr(enginetest.Knobs(scenario.RenewalBlind, scenario.FencingMonotonic), 3),
+		{Scenario: "busy-holder", Knobs: enginetest.Knobs(scenario.RenewalBlind, scenario.FencingOff), Outcome: transcript.Outcome{Effects: 99}},
 	}
 	s, err := batch.SummaryOf(ts)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/leaserace/leaserace/engine/batch"
+	"github.com/leaserace/leaserace/engine/enginetest"
 	"github.com/leaserace/leaserace/engine/pgtest"
 	"github.com/leaserace/leaserace/scenario"
 )
@@ -23,7 +24,7 @@ func TestExploreMapMatchesTheRaceLogic(t *testing.T) {
 		t.Fatalf("default vary: %+v", vary)
 	}
 	calls, last := 0, 0
-	res, err := batch.Explore(ctxT(t), dsn, sc, vary, func(done, total int) {
+	res, err := batch.Explore(enginetest.Ctx(t), dsn, sc, vary, func(done, total int) {
 		calls++
 		if done != last+1 || total != 76*6 {
 			t.Errorf("progress %d/%d after %d", done, total, last)
@@ -98,7 +99,7 @@ func TestExploreTwoTimesAndLimits(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	sc, _ := scenario.Builtin("renewal-race")
 	vary := []batch.Vary{{Name: "takeover", From: 1080, To: 1081}, {Name: "arrival", From: 1075, To: 1085}}
-	res, err := batch.Explore(ctxT(t), dsn, sc, vary, nil)
+	res, err := batch.Explore(enginetest.Ctx(t), dsn, sc, vary, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +112,7 @@ func TestExploreTwoTimesAndLimits(t *testing.T) {
 			t.Errorf("%v %s/%s: %s", c.Values, c.Renewal, c.Fencing, c.Verdict)
 		}
 	}
-	if _, err := batch.Explore(ctxT(t), dsn, sc, []batch.Vary{{Name: "nope", From: 1, To: 2}}, nil); err == nil {
+	if _, err := batch.Explore(enginetest.Ctx(t), dsn, sc, []batch.Vary{{Name: "nope", From: 1, To: 2}}, nil); err == nil {
 		t.Fatal("unknown time accepted")
 	}
 	for _, bad := range []string{"arrival", "arrival=5..1", "arrival=1..x", "=1..2"} {
@@ -132,7 +133,7 @@ func TestExploreTakeoverMovesTheBoundary(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	sc, _ := scenario.Builtin("renewal-race")
 	vary := []batch.Vary{{Name: "takeover", From: 1058, To: 1062}, {Name: "arrival", From: 1056, To: 1066}}
-	res, err := batch.Explore(ctxT(t), dsn, sc, vary, nil)
+	res, err := batch.Explore(enginetest.Ctx(t), dsn, sc, vary, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +199,7 @@ func TestCheckVaryWithoutAServer(t *testing.T) {
 		t.Errorf("a valid sweep: %v", err)
 	}
 	// Explore refuses the same sweeps before it touches the server.
-	if _, err := batch.Explore(ctxT(t), "postgres://nobody@127.0.0.1:1/none", sc, []batch.Vary{{Name: "arrival", From: 1050, To: 1060}}, nil); err == nil || !strings.Contains(err.Error(), "arrival=1050") {
+	if _, err := batch.Explore(enginetest.Ctx(t), "postgres://nobody@127.0.0.1:1/none", sc, []batch.Vary{{Name: "arrival", From: 1050, To: 1060}}, nil); err == nil || !strings.Contains(err.Error(), "arrival=1050") {
 		t.Errorf("Explore with an invalid variant: %v", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/leaserace/leaserace/engine/batch"
+	"github.com/leaserace/leaserace/engine/enginetest"
 	"github.com/leaserace/leaserace/engine/pgtest"
 	"github.com/leaserace/leaserace/scenario"
 	"go.uber.org/goleak"
@@ -59,7 +60,7 @@ func TestStressScheduleIsFixedBySeed(t *testing.T) {
 }
 
 func TestStressRefusesBadConfig(t *testing.T) {
-	ctx := ctxT(t)
+	ctx := enginetest.Ctx(t)
 	for name, cfg := range map[string]batch.StressConfig{
 		"no runs":     {Runs: 0},
 		"too many":    {Runs: batch.MaxStressRuns + 1},
@@ -91,7 +92,7 @@ func stressRuns(t *testing.T) int {
 
 func countStressSchemas(t *testing.T, dsn string) int {
 	t.Helper()
-	ctx := ctxT(t)
+	ctx := enginetest.Ctx(t)
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {
 		t.Fatal(err)

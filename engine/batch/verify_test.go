@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/leaserace/leaserace/engine/batch"
+	"github.com/leaserace/leaserace/engine/enginetest"
 	"github.com/leaserace/leaserace/engine/pgtest"
 	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/scenario"
@@ -23,7 +24,7 @@ import (
 var recordTranscripts = flag.Bool("record-transcripts", false, "re-record assets/transcripts from live runs")
 
 // shippedDir is assets/transcripts as seen from this package's directory.
-const shippedDir = "../assets/transcripts"
+const shippedDir = "../../assets/transcripts"
 
 // roundTrip writes a transcript and reads it back, as verify reads a file.
 func roundTrip(t *testing.T, tr transcript.Transcript) transcript.Transcript {
@@ -50,8 +51,8 @@ func verifyReport(t *testing.T, res batch.VerifyResult) string {
 
 func TestVerifyUntouchedTranscriptPasses(t *testing.T) {
 	dsn := pgtest.DSN(t)
-	tr := roundTrip(t, liveTranscript(t, dsn, "renewal-race", knobs(scenario.RenewalBlind, scenario.FencingOff)))
-	res, err := batch.Verify(ctxT(t), dsn, tr)
+	tr := roundTrip(t, enginetest.Played(t, dsn, "renewal-race", enginetest.Knobs(scenario.RenewalBlind, scenario.FencingOff)))
+	res, err := batch.Verify(enginetest.Ctx(t), dsn, tr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,15 +68,15 @@ func TestVerifyUntouchedTranscriptPasses(t *testing.T) {
 // stands; verify replays to the same step.
 func TestVerifyPartialTranscript(t *testing.T) {
 	dsn := pgtest.DSN(t)
-	r := openRun(t, dsn, "renewal-race", knobs(scenario.RenewalCompare, scenario.FencingMonotonic))
-	if err := r.Seek(ctxT(t), 3); err != nil {
+	r := enginetest.Open(t, dsn, "renewal-race", enginetest.Knobs(scenario.RenewalCompare, scenario.FencingMonotonic))
+	if err := r.Seek(enginetest.Ctx(t), 3); err != nil {
 		t.Fatal(err)
 	}
 	tr, err := r.Transcript()
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := batch.Verify(ctxT(t), dsn, roundTrip(t, tr))
+	res, err := batch.Verify(enginetest.Ctx(t), dsn, roundTrip(t, tr))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +92,7 @@ func TestVerifyPartialTranscript(t *testing.T) {
 // leaving its digest line alone, as someone editing a transcript would.
 func TestVerifyTamperedRowsNamesTheStep(t *testing.T) {
 	dsn := pgtest.DSN(t)
-	tr := liveTranscript(t, dsn, "renewal-race", knobs(scenario.RenewalBlind, scenario.FencingOff))
+	tr := enginetest.Played(t, dsn, "renewal-race", enginetest.Knobs(scenario.RenewalBlind, scenario.FencingOff))
 	var b bytes.Buffer
 	if err := tr.WriteJSON(&b); err != nil {
 		t.Fatal(err)
@@ -117,7 +118,7 @@ func TestVerifyTamperedRowsNamesTheStep(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	res, err := batch.Verify(ctxT(t), dsn, tampered)
+	res, err := batch.Verify(enginetest.Ctx(t), dsn, tampered)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,14 +183,14 @@ func sideBySide(rep, mark, rec, live string) bool {
 // is not what those knobs do.
 func TestVerifyCatchesAConsistentLie(t *testing.T) {
 	dsn := pgtest.DSN(t)
-	tr := liveTranscript(t, dsn, "renewal-race", knobs(scenario.RenewalBlind, scenario.FencingOff))
-	tr.Knobs = knobs(scenario.RenewalCompare, scenario.FencingOff)
+	tr := enginetest.Played(t, dsn, "renewal-race", enginetest.Knobs(scenario.RenewalBlind, scenario.FencingOff))
+	tr.Knobs = enginetest.Knobs(scenario.RenewalCompare, scenario.FencingOff)
 	d, err := tr.ComputeDigest()
 	if err != nil {
 		t.Fatal(err)
 	}
 	tr.Digest = d
-	res, err := batch.Verify(ctxT(t), dsn, roundTrip(t, tr))
+	res, err := batch.Verify(enginetest.Ctx(t), dsn, roundTrip(t, tr))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,9 +210,9 @@ func TestVerifyCatchesAConsistentLie(t *testing.T) {
 // TestVerifyDigestLineEdited: the steps are true, only the digest line lies.
 func TestVerifyDigestLineEdited(t *testing.T) {
 	dsn := pgtest.DSN(t)
-	tr := liveTranscript(t, dsn, "control", knobs(scenario.RenewalCompare, scenario.FencingOff))
+	tr := enginetest.Played(t, dsn, "control", enginetest.Knobs(scenario.RenewalCompare, scenario.FencingOff))
 	tr.Digest = "sha256:" + strings.Repeat("0", 64)
-	res, err := batch.Verify(ctxT(t), dsn, roundTrip(t, tr))
+	res, err := batch.Verify(enginetest.Ctx(t), dsn, roundTrip(t, tr))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,8 +243,8 @@ func TestVerifyScenarioFromFileWithTimes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := openScenario(t, dsn, early, knobs(scenario.RenewalBlind, scenario.FencingOff))
-	if err := r.PlayAll(ctxT(t)); err != nil {
+	r := enginetest.OpenScenario(t, dsn, early, enginetest.Knobs(scenario.RenewalBlind, scenario.FencingOff))
+	if err := r.PlayAll(enginetest.Ctx(t)); err != nil {
 		t.Fatal(err)
 	}
 	tr, err := r.Transcript()
@@ -253,7 +254,7 @@ func TestVerifyScenarioFromFileWithTimes(t *testing.T) {
 	if tr.Meta == nil || tr.Meta.Source != file || tr.Times["arrival"] != 1065 {
 		t.Fatalf("transcript should name its file and times: meta %+v, times %v", tr.Meta, tr.Times)
 	}
-	res, err := batch.Verify(ctxT(t), dsn, roundTrip(t, tr))
+	res, err := batch.Verify(enginetest.Ctx(t), dsn, roundTrip(t, tr))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +264,7 @@ func TestVerifyScenarioFromFileWithTimes(t *testing.T) {
 	if err := os.Remove(file); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := batch.Verify(ctxT(t), dsn, tr); err == nil || !strings.Contains(err.Error(), "cannot find the scenario") {
+	if _, err := batch.Verify(enginetest.Ctx(t), dsn, tr); err == nil || !strings.Contains(err.Error(), "cannot find the scenario") {
 		t.Errorf("verify without the scenario file: %v", err)
 	}
 }
@@ -277,14 +278,14 @@ func TestShippedTranscriptsCoverEveryBuiltin(t *testing.T) {
 			want = append(want, transcript.Name(n, k))
 		}
 	}
-	got := shippedNames(t)
+	got := enginetest.ShippedNames(t)
 	slices.Sort(want)
 	slices.Sort(got)
 	if !slices.Equal(got, want) {
 		t.Fatalf("assets/transcripts holds %v\nwant %v\n(re-record: go test ./engine -run TestRecordShippedTranscripts -record-transcripts)", got, want)
 	}
 	for _, name := range got {
-		tr := readShipped(t, name)
+		tr := enginetest.ReadShipped(t, name)
 		if transcript.Name(tr.Scenario, tr.Knobs) != name {
 			t.Errorf("%s.json holds %s (%s)", name, tr.Scenario, tr.Knobs)
 		}
@@ -301,13 +302,13 @@ func TestShippedTranscriptsCoverEveryBuiltin(t *testing.T) {
 // shipped transcripts: live runs reproduce each one digest for digest, on
 // every PostgreSQL provider this machine offers.
 func TestShippedTranscriptsReproduceOnEveryProvider(t *testing.T) {
-	names := shippedNames(t)
+	names := enginetest.ShippedNames(t)
 	for _, srv := range pgtest.Servers(t) {
 		t.Run(srv.Provider, func(t *testing.T) {
 			for _, name := range names {
 				t.Run(name, func(t *testing.T) {
 					t.Parallel()
-					res, err := batch.Verify(ctxT(t), srv.DSN, readShipped(t, name))
+					res, err := batch.Verify(enginetest.Ctx(t), srv.DSN, enginetest.ReadShipped(t, name))
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -333,7 +334,7 @@ func TestRecordShippedTranscripts(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, sc := range scs {
-		ts, err := batch.RecordAll(ctxT(t), cfg, sc)
+		ts, err := batch.RecordAll(enginetest.Ctx(t), cfg, sc)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -353,13 +354,13 @@ func TestRecordShippedTranscripts(t *testing.T) {
 
 func serverVersion(t *testing.T, dsn string) string {
 	t.Helper()
-	conn, err := pgx.Connect(ctxT(t), dsn)
+	conn, err := pgx.Connect(enginetest.Ctx(t), dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close(ctxT(t))
+	defer conn.Close(enginetest.Ctx(t))
 	var v string
-	if err := conn.QueryRow(ctxT(t), "SHOW server_version").Scan(&v); err != nil {
+	if err := conn.QueryRow(enginetest.Ctx(t), "SHOW server_version").Scan(&v); err != nil {
 		t.Fatal(err)
 	}
 	return v

@@ -370,33 +370,8 @@ func TestDSNProviderUsesTheGivenServer(t *testing.T) {
 	})
 }
 
-// passwordServer starts a local cluster that insists on passwords, and
-// returns its socket directory, a role and that role's password.
-func passwordServer(t *testing.T) (dir, role, password string) {
-	t.Helper()
-	srv := startLocal(t, nil)
-	role, password = "lr_secret", "right-"+rand.Text()
-	ctx := providerCtx(t)
-	conn, err := pgx.Connect(ctx, srv.DSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, fmt.Sprintf("CREATE ROLE %s LOGIN PASSWORD '%s'", role, password)); err != nil {
-		t.Fatal(err)
-	}
-	hba := filepath.Join(srv.ID, "data", "pg_hba.conf")
-	if err := os.WriteFile(hba, []byte("local all all scram-sha-256\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := conn.Exec(ctx, "SELECT pg_reload_conf()"); err != nil {
-		t.Fatal(err)
-	}
-	return srv.ID, role, password
-}
-
 func TestDSNProviderKeepsPasswordsOutOfErrors(t *testing.T) {
-	dir, role, right := passwordServer(t)
+	dir, role, right := pgtest.NewPasswordServer(t)
 	asURL := func(pw string) string {
 		return fmt.Sprintf("postgres://%s:%s@/postgres?host=%s&port=5432&sslmode=disable", role, url.QueryEscape(pw), dir)
 	}

@@ -18,15 +18,18 @@ package pgtest
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/leaserace/leaserace/engine/pgserver"
 )
 
@@ -298,4 +301,72 @@ func setenv(vars map[string]string) (restore func()) {
 			}
 		}
 	}
+}
+
+// NewLocal starts a local cluster of the test's own, which the test may
+// stop, kill or restart; it is removed when the test ends, and by the
+// watcher if the test binary dies first.
+func NewLocal(t testing.TB) *pgserver.Server {
+	t.Helper()
+	h := mustHarness(t)
+	made := func(dir string) { h.watcher.addLine("local", dir) }
+	srv, err := h.started(pgserver.LocalProvider{Made: made}.Start(startCtx(t), nil))
+	if errors.Is(err, pgserver.ErrNoServerBinaries) {
+		unavailable(t, fmt.Sprintf("no local PostgreSQL: %v", err))
+	}
+	if err != nil {
+		t.Fatalf("local provider: %v", err)
+	}
+	t.Cleanup(func() { _ = srv.Close(context.Background()) })
+	return srv
+}
+
+// NewContainer starts a container of the test's own from the local image,
+// like NewLocal.
+func NewContainer(t testing.TB) *pgserver.Server {
+	t.Helper()
+	h := mustHarness(t)
+	ctx := startCtx(t)
+	if err := pgserver.DockerAvailable(ctx); err != nil {
+		unavailable(t, fmt.Sprintf("no Docker engine: %v", err))
+	}
+	made := func(startID string) { h.watcher.addLine(startedContainers, startID) }
+	srv, err := h.started(pgserver.ContainerProvider{LocalImageOnly: true, Made: made}.Start(ctx, nil))
+	if err != nil {
+		t.Fatalf("container provider: %v", err)
+	}
+	t.Cleanup(func() { _ = srv.Close(context.Background()) })
+	return srv
+}
+
+func startCtx(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// NewPasswordServer starts a local cluster of the test's own that insists
+// on passwords, and returns its socket directory, a role and that role's
+// password.
+func NewPasswordServer(t testing.TB) (dir, role, password string) {
+	t.Helper()
+	srv := NewLocal(t)
+	role, password = "lr_secret", "right-"+rand.Text()
+	ctx := startCtx(t)
+	conn, err := pgx.Connect(ctx, srv.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, fmt.Sprintf("CREATE ROLE %s LOGIN PASSWORD '%s'", role, password)); err != nil {
+		t.Fatal(err)
+	}
+	hba := filepath.Join(srv.ID, "data", "pg_hba.conf")
+	if err := os.WriteFile(hba, []byte("local all all scram-sha-256\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, "SELECT pg_reload_conf()"); err != nil {
+		t.Fatal(err)
+	}
+	return srv.ID, role, password
 }

@@ -4,13 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"io/fs"
+	"os"
 	"path"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/leaserace/leaserace/assets"
-	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/engine/transcript"
 )
 
 // FuzzReadTranscript feeds the transcript reader anything. It must never
@@ -36,16 +38,42 @@ func FuzzReadTranscript(f *testing.F) {
 		}
 	}
 
+	// Transcripts an earlier release wrote (v1) are read too.
+	v1, err := filepath.Glob("testdata/v1/*.json")
+	if err != nil || len(v1) == 0 {
+		f.Fatalf("no v1 transcripts to start from: %v", err)
+	}
+	for _, n := range v1 {
+		b, err := os.ReadFile(n)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+
 	f.Fuzz(func(t *testing.T, data []byte) {
-		tr, err := engine.ReadTranscript(bytes.NewReader(data))
+		tr, err := transcript.Read(bytes.NewReader(data))
 		if err != nil {
 			if msg := err.Error(); !strings.Contains(msg, "transcript") {
 				t.Fatalf("the error does not say what was being read: %q", msg)
 			}
 			return
 		}
-		if tr.Format != engine.TranscriptFormat {
+		if tr.Format != transcript.FormatV2 && tr.Format != transcript.FormatV1 {
 			t.Fatalf("accepted format %q", tr.Format)
+		}
+		// Whatever is read can be shown: its v2 reading exists and is a
+		// transcript leaserace reads back.
+		up, err := tr.Upgraded()
+		if err != nil {
+			t.Fatalf("an accepted transcript has no v2 reading: %v", err)
+		}
+		var ub bytes.Buffer
+		if err := up.WriteJSON(&ub); err != nil {
+			t.Fatalf("its v2 reading cannot be written: %v", err)
+		}
+		if _, err := transcript.Read(bytes.NewReader(ub.Bytes())); err != nil {
+			t.Fatalf("its v2 reading cannot be read back: %v\n%s", err, ub.Bytes())
 		}
 		digest, err := tr.ComputeDigest()
 		if err != nil {
@@ -58,7 +86,7 @@ func FuzzReadTranscript(f *testing.F) {
 		if err := tr.WriteJSON(&buf); err != nil {
 			t.Fatalf("an accepted transcript cannot be written: %v", err)
 		}
-		back, err := engine.ReadTranscript(bytes.NewReader(buf.Bytes()))
+		back, err := transcript.Read(bytes.NewReader(buf.Bytes()))
 		if err != nil {
 			t.Fatalf("a written transcript cannot be read back: %v\n%s", err, buf.Bytes())
 		}
@@ -81,7 +109,7 @@ func FuzzReadTranscript(f *testing.F) {
 
 // normalize decodes a transcript's canonical JSON into plain values, so raw
 // JSON fields compare by meaning and not by their whitespace.
-func normalize(t *testing.T, tr engine.Transcript) any {
+func normalize(t *testing.T, tr transcript.Transcript) any {
 	t.Helper()
 	b, err := json.Marshal(tr)
 	if err != nil {

@@ -76,6 +76,9 @@ func (m mdWriter) header(t Transcript) {
 	}
 	m.p("| Outcome | %s |\n", mdCell(outcomeWords(t.Outcome)))
 	m.p("\n")
+	if t.Moves != "" {
+		m.p("Moves, to play the same schedule again with `leaserace run --moves`:\n\n%s\n\n", mdCode(t.Moves))
+	}
 	if len(t.Times) > 0 {
 		names := make([]string, 0, len(t.Times))
 		for n := range t.Times {
@@ -101,12 +104,12 @@ func (m mdWriter) steps(t Transcript) {
 		m.p("No step has run.\n\n")
 		return
 	}
-	m.p("| # | t | actor | action | command tag | coordinator after | resource after |\n")
-	m.p("|--:|--:|---|---|---|---|---|\n")
+	m.p("| # | t | actor | action | result | command tag | coordinator after | resource after |\n")
+	m.p("|--:|--:|---|---|---|---|---|---|\n")
 	prev := t.Initial.Coordinator
 	for i, s := range t.Steps {
-		m.p("| %d | %d | %s | %s | %s | %s | %s |\n", i+1, s.T,
-			mdCell(mdText(s.Actor)), mdCell(actionWords(s)), mdCell(tagWords(s)),
+		m.p("| %d | %d | %s | %s | %s | %s | %s | %s |\n", i+1, s.T,
+			mdCell(mdText(s.Actor)), mdCell(actionWords(s)), mdCell(resultWords(s)), mdCell(tagWords(s)),
 			mdCell(leaseCell(prev, s.Coordinator)), mdCell(resourceCell(s.Resource)))
 		prev = s.Coordinator
 	}
@@ -173,8 +176,8 @@ func (m mdWriter) outcome(t Transcript) {
 		m.p("No write reached the resource.\n\n")
 		return
 	}
-	m.p("| seq | actor | epoch | value | stored epoch before | result |\n")
-	m.p("|--:|---|--:|---|--:|---|\n")
+	m.p("| seq | actor | epoch | value | stored epoch before | result | judgement |\n")
+	m.p("|--:|---|--:|---|--:|---|---|\n")
 	for _, e := range effects {
 		result := "accepted"
 		if !e.Accepted {
@@ -183,10 +186,20 @@ func (m mdWriter) outcome(t Transcript) {
 				result += ": " + mdText(e.Reason)
 			}
 		}
-		m.p("| %d | %s | %d | %s | %d | %s |\n", e.Seq, mdCell(mdText(e.Actor)), e.Epoch,
-			mdCell(mdCode(clipValue(e.Value))), e.StoredEpoch, mdCell(result))
+		judged := "—"
+		if e.Judgement != "" {
+			judged = "**" + mdText(string(e.Judgement)) + "**"
+			if e.Why != "" {
+				judged += ": " + mdText(e.Why)
+			}
+		}
+		m.p("| %d | %s | %d | %s | %d | %s | %s |\n", e.Seq, mdCell(mdText(e.Actor)), e.Epoch,
+			mdCell(mdCode(clipValue(e.Value))), e.StoredEpoch, mdCell(result), mdCell(judged))
 	}
 	m.p("\n")
+	if o.Verdict == scenario.VerdictBlocked {
+		m.p("Blocked means a valid write was lost: the resource refused an epoch at or above the highest it had accepted. Strict fencing (epoch > stored) does this to the current holder; it is the unsuccessful fix. Monotonic fencing (epoch ≥ stored) accepts it.\n\n")
+	}
 }
 
 func (m mdWriter) presenter(t Transcript) {
@@ -256,7 +269,17 @@ func effectsWords(o Outcome) string {
 	if o.Rejected > 0 {
 		s += fmt.Sprintf(", %d refused", o.Rejected)
 	}
+	if o.Blocked > 0 {
+		s += fmt.Sprintf(" (%s blocked)", plural(o.Blocked, "valid write"))
+	}
 	return s
+}
+
+func resultWords(s Step) string {
+	if s.Result == "" {
+		return "—"
+	}
+	return mdText(s.Result)
 }
 
 func plural(n int, word string) string {
@@ -278,8 +301,11 @@ func rowsWords(rows int64) string {
 
 func actionWords(s Step) string {
 	a := mdText(string(s.Action))
-	if s.Heartbeat != "" {
+	switch {
+	case s.Heartbeat != "":
 		a += " " + mdText(s.Heartbeat)
+	case s.Action == scenario.ActionWrite && s.Epoch != nil:
+		a += fmt.Sprintf(" %d", *s.Epoch)
 	}
 	return a
 }

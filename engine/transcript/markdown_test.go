@@ -14,6 +14,7 @@ import (
 
 	"github.com/leaserace/leaserace/engine"
 	"github.com/leaserace/leaserace/engine/pgtest"
+	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/scenario"
 )
 
@@ -47,21 +48,21 @@ func mdRun(t *testing.T, dsn, name string, k scenario.Knobs) *engine.Run {
 
 // mdFixMeta replaces what differs between machines and runs, so a golden
 // made here matches a run anywhere.
-func mdFixMeta(tr *engine.Transcript) {
-	tr.Meta = &engine.Meta{Provider: "local", ServerVersion: "15.0 (golden)", RecordedAt: "2026-01-01T00:00:00Z", Leaserace: "0.1.0-test", Source: "builtin"}
+func mdFixMeta(tr *transcript.Transcript) {
+	tr.Meta = &transcript.Meta{Provider: "local", ServerVersion: "15.0 (golden)", RecordedAt: "2026-01-01T00:00:00Z", Leaserace: "0.1.0-test", Source: "builtin"}
 }
 
-func mdOf(t *testing.T, tr engine.Transcript) string {
+func mdOf(t *testing.T, tr transcript.Transcript) string {
 	t.Helper()
 	var b bytes.Buffer
-	if err := engine.WriteMarkdown(&b, tr); err != nil {
+	if err := transcript.WriteMarkdown(&b, tr); err != nil {
 		t.Fatal(err)
 	}
 	return b.String()
 }
 
 // mdLive plays a built-in scenario to the end and renders it.
-func mdLive(t *testing.T, dsn, name string, k scenario.Knobs) (engine.Transcript, string) {
+func mdLive(t *testing.T, dsn, name string, k scenario.Knobs) (transcript.Transcript, string) {
 	t.Helper()
 	r := mdRun(t, dsn, name, k)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -80,48 +81,48 @@ func mdLive(t *testing.T, dsn, name string, k scenario.Knobs) (engine.Transcript
 // mdSession steps through renewal-race the way a presenter would (to the
 // late heartbeat, toggle renewal, back one step, on to the end) and returns
 // the transcript with that session attached.
-func mdSession(t *testing.T, dsn string) engine.Transcript {
+func mdSession(t *testing.T, dsn string) transcript.Transcript {
 	t.Helper()
 	k := scenario.Knobs{Renewal: scenario.RenewalBlind, Fencing: scenario.FencingOff}
 	r := mdRun(t, dsn, "renewal-race", k)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	var session []engine.SessionEntry
-	entry := func(kind string, st *engine.Step, change []string) {
-		session = append(session, engine.SessionEntry{Kind: kind, Scenario: "renewal-race", T: r.Now(), Pos: r.Pos(), Knobs: r.Knobs(), Step: st, Change: change})
+	var session []transcript.PresenterEntry
+	entry := func(kind string, st *transcript.Step, change []string) {
+		session = append(session, transcript.PresenterEntry{Kind: kind, Scenario: "renewal-race", T: r.Now(), Pos: r.Pos(), Knobs: r.Knobs(), Step: st, Change: change})
 	}
 	for range 5 {
 		st, err := r.Next(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		entry(engine.SessionStep, &st, nil)
+		entry(transcript.PresenterStep, &st, nil)
 	}
 	ch, err := r.SetKnobs(ctx, scenario.Knobs{Renewal: scenario.RenewalCompare, Fencing: scenario.FencingOff})
 	if err != nil {
 		t.Fatal(err)
 	}
-	entry(engine.SessionToggle, nil, ch.Lines)
+	entry(transcript.PresenterToggle, nil, ch.Lines)
 	if err := r.Seek(ctx, r.Pos()-1); err != nil {
 		t.Fatal(err)
 	}
-	entry(engine.SessionBack, nil, nil)
+	entry(transcript.PresenterBack, nil, nil)
 	if err := r.PlayAll(ctx); err != nil {
 		t.Fatal(err)
 	}
-	entry(engine.SessionSeek, nil, nil)
+	entry(transcript.PresenterSeek, nil, nil)
 	tr, err := r.Transcript()
 	if err != nil {
 		t.Fatal(err)
 	}
 	mdFixMeta(&tr)
-	tr.Session = session
+	tr.Presenter = session
 	return tr
 }
 
 func TestMarkdownGolden(t *testing.T) {
 	dsn := pgtest.DSN(t)
-	cases := map[string]func() engine.Transcript{}
+	cases := map[string]func() transcript.Transcript{}
 	for _, c := range []struct {
 		name string
 		k    scenario.Knobs
@@ -130,12 +131,12 @@ func TestMarkdownGolden(t *testing.T) {
 		{"renewal-race", scenario.Knobs{Renewal: scenario.RenewalCompare, Fencing: scenario.FencingOff}},
 		{"busy-holder", scenario.Knobs{Renewal: scenario.RenewalBlind, Fencing: scenario.FencingStrict}},
 	} {
-		cases[c.name+"-"+string(c.k.Renewal)+"-"+string(c.k.Fencing)] = func() engine.Transcript {
+		cases[c.name+"-"+string(c.k.Renewal)+"-"+string(c.k.Fencing)] = func() transcript.Transcript {
 			tr, _ := mdLive(t, dsn, c.name, c.k)
 			return tr
 		}
 	}
-	cases["renewal-race-session"] = func() engine.Transcript { return mdSession(t, dsn) }
+	cases["renewal-race-session"] = func() transcript.Transcript { return mdSession(t, dsn) }
 
 	for name, make := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -173,11 +174,15 @@ func TestMarkdownShowsTheRace(t *testing.T) {
 		"| Provider | local |",
 		"| PostgreSQL | 15.0 (golden) |",
 		// The late heartbeat's row: one row, the lease resurrected to A.
-		"| 5 | 1075 | A | heartbeat.deliver hb1 | `UPDATE 1` | **A** · **fence 1** · v2 · **expires 1135** (fence regressed 2 → 1) |",
+		"| 5 | 1075 | A | heartbeat.deliver hb1 | done | `UPDATE 1` | **A** · **fence 1** · v2 · **expires 1135** (fence regressed 2 → 1) |",
 		"### 5 · t=1075 · A · heartbeat.deliver hb1 → `UPDATE 1`",
 		"```sql\nUPDATE leases\nSET owner = $2, fence = $3",
 		"Arguments: `$1` = `\"orders\"`, `$2` = `\"A\"`, `$3` = `1`, `$4` = `1`, `$5` = `1075`, `$6` = `60`.",
 		"**CONFLICT**: 2 effects accepted.",
+		// The move log, to play the same schedule again.
+		"`A:send hb1@1055,clock:expire@1060,B:acquire@1070,B:effect@1070,A:deliver hb1@1075,A:effect@1080`",
+		// Each effect with the contract's judgement.
+		"| 2 | A | 1 | `\"report v2' (A, fence 1)\"` | 2 | accepted | **conflict**: new epoch 1 &lt; highest accepted 2, yet accepted: a stale write reached the resource |",
 		"`" + tr.Digest + "`",
 	} {
 		if !strings.Contains(md, want) {
@@ -192,7 +197,7 @@ func TestMarkdownShowsTheRace(t *testing.T) {
 	}
 	// The digest line does not depend on where the run was recorded.
 	tr2 := tr
-	tr2.Meta = &engine.Meta{Provider: "container", ServerVersion: "16.4"}
+	tr2.Meta = &transcript.Meta{Provider: "container", ServerVersion: "16.4"}
 	if d, _ := tr2.ComputeDigest(); d != tr.Digest || !strings.Contains(mdOf(t, tr2), "`"+tr.Digest+"`") {
 		t.Errorf("digest should not depend on Meta")
 	}
@@ -202,7 +207,7 @@ func TestMarkdownSessionSection(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	md := mdOf(t, mdSession(t, dsn))
 	for _, want := range []string{
-		"## Session\n",
+		"## What the presenter did\n",
 		"1. **step** at t=1055 (blind/off): A heartbeat.send hb1",
 		"5. **step** at t=1075 (blind/off): A heartbeat.deliver hb1 → `UPDATE 1`",
 		"6. **toggled** the knobs to compare/off at t=1075: ",
@@ -210,12 +215,12 @@ func TestMarkdownSessionSection(t *testing.T) {
 		"7. **back** to step 4 at t=1070 (compare/off)",
 	} {
 		if !strings.Contains(md, want) {
-			t.Errorf("session section lacks %q:\n%s", want, md)
+			t.Errorf("the presenter section lacks %q:\n%s", want, md)
 		}
 	}
 	_, plain := mdLive(t, dsn, "control", scenario.Knobs{Renewal: scenario.RenewalBlind, Fencing: scenario.FencingOff})
-	if strings.Contains(plain, "## Session") {
-		t.Errorf("a transcript without a session should have no Session section")
+	if strings.Contains(plain, "## What the presenter did") {
+		t.Errorf("a transcript without a presenter's log should have no section for it")
 	}
 }
 
@@ -223,22 +228,22 @@ func TestMarkdownSessionSection(t *testing.T) {
 // turn into markup.
 func TestMarkdownEscapes(t *testing.T) {
 	val := json.RawMessage(`"a|b` + "`" + `<script>x</script>"`)
-	eff := engine.Effect{Seq: 1, Actor: "w|1", Epoch: 3, Value: val, Accepted: false, Reason: "epoch 3 | stored 4", StoredEpoch: 4}
-	tr := engine.Transcript{
-		Format:   engine.TranscriptFormat,
+	eff := scenario.Effect{Seq: 1, Actor: "w|1", Epoch: 3, Value: val, Accepted: false, Reason: "epoch 3 | stored 4", StoredEpoch: 4}
+	tr := transcript.Transcript{
+		Format:   transcript.Format,
 		Scenario: "odd|name",
 		Knobs:    scenario.Knobs{Renewal: scenario.RenewalBlind, Fencing: scenario.FencingStrict},
-		Initial:  engine.Initial{Resource: scenario.ResourceState{Epoch: 4, Value: val}},
-		Steps: []engine.Step{{
+		Initial:  transcript.Initial{Resource: scenario.ResourceState{Epoch: 4, Value: val}},
+		Steps: []transcript.Step{{
 			T: 7, Actor: "w|1", Action: scenario.ActionWrite,
 			SQL:  "SELECT '```' | 1 AS x\n-- a | b",
 			Args: []any{int64(3), json.RawMessage(`"x|y"`)},
-			Tag:  "UPDATE 0", Call: &engine.Call{Method: "POST", Path: "/writes", Status: 409, Reason: "epoch 3 | stored 4"},
-			Resource: engine.ResourceSnap{Epoch: 4, Value: val, Effects: []engine.Effect{eff}},
+			Tag:  "UPDATE 0", Call: &transcript.Call{Method: "POST", Path: "/writes", Status: 409, Reason: "epoch 3 | stored 4"},
+			Resource: transcript.ResourceSnap{Epoch: 4, Value: val, Effects: []scenario.Effect{eff}},
 			Note:     "a *bold* <b>claim</b>\nwith | pipes and [a](link)",
 		}},
-		Outcome: engine.Outcome{Rejected: 1, Verdict: scenario.VerdictSafe, Resource: scenario.ResourceState{Epoch: 4, Value: val}},
-		Meta:    &engine.Meta{Provider: "dsn|x", ServerVersion: "<16>"},
+		Outcome: transcript.Outcome{Rejected: 1, Verdict: scenario.VerdictSafe, Resource: scenario.ResourceState{Epoch: 4, Value: val}},
+		Meta:    &transcript.Meta{Provider: "dsn|x", ServerVersion: "<16>"},
 	}
 	md := mdOf(t, tr)
 	mdCheckTables(t, md)

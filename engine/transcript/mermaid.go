@@ -250,6 +250,9 @@ func (d *mermaid) outcomeWords() string {
 	if o.Rejected > 0 {
 		s += fmt.Sprintf(", %d refused", o.Rejected)
 	}
+	if o.Blocked > 0 {
+		s += fmt.Sprintf(" (%s blocked: strict fencing is the unsuccessful fix)", plural(o.Blocked, "valid write"))
+	}
 	if o.Coordinator != nil {
 		s += " · coordinator " + o.Coordinator.String()
 	}
@@ -346,6 +349,12 @@ func (d *mermaid) call(in int, who string, s Step) {
 		note = fmt.Sprintf("%d accepted · epoch %d → %d · effects: %d", s.Call.Status, e.StoredEpoch, s.Resource.Epoch, accepted)
 	} else {
 		note = fmt.Sprintf("%d refused: %s · epoch stays %d · effects: %d", s.Call.Status, s.Call.Reason, s.Resource.Epoch, accepted)
+	}
+	switch e.Judgement {
+	case scenario.JudgedConflict:
+		note += " · CONFLICT: a stale write reached the resource"
+	case scenario.JudgedBlocked:
+		note += " · BLOCKED: a valid write was lost"
 	}
 	d.line(in, "Note over %s: %s", mmdResource, mmdText(note))
 }

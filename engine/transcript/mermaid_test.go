@@ -5,18 +5,16 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
-	"io/fs"
 	"os"
 	"os/exec"
-	"path"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/leaserace/leaserace/assets"
-	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/engine/enginetest"
 	"github.com/leaserace/leaserace/engine/pgtest"
+	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/scenario"
 )
 
@@ -29,24 +27,10 @@ var updateMermaid = flag.Bool("update-mermaid", false, "rewrite testdata/golden/
 // with it set, the diagrams are checked by Mermaid's own parser.
 const mermaidDirEnv = "LEASERACE_MERMAID_DIR"
 
-// liveTranscript plays a built-in scenario to the end on a real server.
-func liveTranscript(t *testing.T, dsn, name string, k scenario.Knobs) engine.Transcript {
-	t.Helper()
-	r := openRun(t, dsn, name, k)
-	if err := r.PlayAll(ctxT(t)); err != nil {
-		t.Fatal(err)
-	}
-	tr, err := r.Transcript()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tr
-}
-
-func mermaidOf(t *testing.T, tr engine.Transcript) string {
+func mermaidOf(t *testing.T, tr transcript.Transcript) string {
 	t.Helper()
 	var b bytes.Buffer
-	if err := engine.WriteMermaid(&b, tr); err != nil {
+	if err := transcript.WriteMermaid(&b, tr); err != nil {
 		t.Fatal(err)
 	}
 	return b.String()
@@ -55,12 +39,12 @@ func mermaidOf(t *testing.T, tr engine.Transcript) string {
 func TestMermaidGolden(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	for _, k := range []scenario.Knobs{
-		knobs(scenario.RenewalBlind, scenario.FencingOff),
-		knobs(scenario.RenewalCompare, scenario.FencingOff),
+		enginetest.Knobs(scenario.RenewalBlind, scenario.FencingOff),
+		enginetest.Knobs(scenario.RenewalCompare, scenario.FencingOff),
 	} {
-		name := engine.TranscriptName("renewal-race", k)
+		name := transcript.Name("renewal-race", k)
 		t.Run(name, func(t *testing.T) {
-			got := mermaidOf(t, liveTranscript(t, dsn, "renewal-race", k))
+			got := mermaidOf(t, enginetest.Played(t, dsn, "renewal-race", k))
 			golden := filepath.Join("testdata", "golden", name+".mmd")
 			if *updateMermaid {
 				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
@@ -85,8 +69,8 @@ func TestMermaidGolden(t *testing.T) {
 // so a golden rewritten by mistake cannot lose them quietly.
 func TestMermaidShowsTheRace(t *testing.T) {
 	dsn := pgtest.DSN(t)
-	blind := mermaidOf(t, liveTranscript(t, dsn, "renewal-race", knobs(scenario.RenewalBlind, scenario.FencingOff)))
-	compare := mermaidOf(t, liveTranscript(t, dsn, "renewal-race", knobs(scenario.RenewalCompare, scenario.FencingOff)))
+	blind := mermaidOf(t, enginetest.Played(t, dsn, "renewal-race", enginetest.Knobs(scenario.RenewalBlind, scenario.FencingOff)))
+	compare := mermaidOf(t, enginetest.Played(t, dsn, "renewal-race", enginetest.Knobs(scenario.RenewalCompare, scenario.FencingOff)))
 	for _, want := range []string{
 		"participant A\n    participant Coordinator as Coordinator (PostgreSQL)\n    participant B\n    participant Resource",
 		"A--)Coordinator: hb1 (sent 1055, delayed)",
@@ -149,30 +133,30 @@ func TestMermaidRefusedWritesAndOddNames(t *testing.T) {
 	mermaidParse(t, map[string]string{"odd.mmd": got})
 }
 
-func oddTranscript() engine.Transcript {
-	eff := func(seq int64, actor string, epoch int64, ok bool, stored int64) engine.Effect {
-		return engine.Effect{Seq: seq, Actor: actor, Epoch: epoch, Value: json.RawMessage(`"v"`), Accepted: ok, StoredEpoch: stored}
+func oddTranscript() transcript.Transcript {
+	eff := func(seq int64, actor string, epoch int64, ok bool, stored int64) scenario.Effect {
+		return scenario.Effect{Seq: seq, Actor: actor, Epoch: epoch, Value: json.RawMessage(`"v"`), Accepted: ok, StoredEpoch: stored}
 	}
 	// "actor1" is a plain name; the aliases for the others must avoid it.
 	e0 := eff(0, "actor1", 10, true, 10)
 	e1 := eff(1, "end", 11, true, 10)
 	e2 := eff(2, "w-2", 10, false, 11)
-	return engine.Transcript{
-		Format:   engine.TranscriptFormat,
+	return transcript.Transcript{
+		Format:   transcript.Format,
 		Scenario: "odd",
-		Knobs:    knobs(scenario.RenewalBlind, scenario.FencingMonotonic),
-		Initial:  engine.Initial{Resource: scenario.ResourceState{Epoch: 10, Value: json.RawMessage(`"a"`)}},
-		Steps: []engine.Step{
-			{T: 1000, Actor: "actor1", Action: scenario.ActionWrite, Call: &engine.Call{Method: "POST", Path: "/writes", Status: 200, Accepted: true},
-				Resource: engine.ResourceSnap{Epoch: 10, Value: json.RawMessage(`"v"`), Effects: []engine.Effect{e0}}},
-			{T: 1001, Actor: "end", Action: scenario.ActionWrite, Call: &engine.Call{Method: "POST", Path: "/writes", Status: 200, Accepted: true},
-				Resource: engine.ResourceSnap{Epoch: 11, Value: json.RawMessage(`"v"`), Effects: []engine.Effect{e1}}},
-			{T: 1002, Actor: "w-2", Action: scenario.ActionWrite, Call: &engine.Call{Method: "POST", Path: "/writes", Status: 409, Reason: "epoch 10 < 11 #1; no"},
-				Resource: engine.ResourceSnap{Epoch: 11, Value: json.RawMessage(`"v"`), Effects: []engine.Effect{e1, e2}}},
+		Knobs:    enginetest.Knobs(scenario.RenewalBlind, scenario.FencingMonotonic),
+		Initial:  transcript.Initial{Resource: scenario.ResourceState{Epoch: 10, Value: json.RawMessage(`"a"`)}},
+		Steps: []transcript.Step{
+			{T: 1000, Actor: "actor1", Action: scenario.ActionWrite, Call: &transcript.Call{Method: "POST", Path: "/writes", Status: 200, Accepted: true},
+				Resource: transcript.ResourceSnap{Epoch: 10, Value: json.RawMessage(`"v"`), Effects: []scenario.Effect{e0}}},
+			{T: 1001, Actor: "end", Action: scenario.ActionWrite, Call: &transcript.Call{Method: "POST", Path: "/writes", Status: 200, Accepted: true},
+				Resource: transcript.ResourceSnap{Epoch: 11, Value: json.RawMessage(`"v"`), Effects: []scenario.Effect{e1}}},
+			{T: 1002, Actor: "w-2", Action: scenario.ActionWrite, Call: &transcript.Call{Method: "POST", Path: "/writes", Status: 409, Reason: "epoch 10 < 11 #1; no"},
+				Resource: transcript.ResourceSnap{Epoch: 11, Value: json.RawMessage(`"v"`), Effects: []scenario.Effect{e1, e2}}},
 			{T: 1003, Actor: "w-2", Action: scenario.ActionEffect, Note: "a <b>\nnote",
-				Resource: engine.ResourceSnap{Epoch: 11, Value: json.RawMessage(`"v"`), Effects: []engine.Effect{e1, e2}}},
+				Resource: transcript.ResourceSnap{Epoch: 11, Value: json.RawMessage(`"v"`), Effects: []scenario.Effect{e1, e2}}},
 		},
-		Outcome: engine.Outcome{Effects: 1, Rejected: 1, Verdict: scenario.VerdictSafe, Resource: scenario.ResourceState{Epoch: 11, Value: json.RawMessage(`"v"`)}},
+		Outcome: transcript.Outcome{Effects: 1, Rejected: 1, Verdict: scenario.VerdictSafe, Resource: scenario.ResourceState{Epoch: 11, Value: json.RawMessage(`"v"`)}},
 	}
 }
 
@@ -191,8 +175,8 @@ func TestMermaidParses(t *testing.T) {
 		}
 		docs[g] = string(b)
 	}
-	for _, name := range shippedNames(t) {
-		docs[name] = mermaidOf(t, readShipped(t, name))
+	for _, name := range enginetest.ShippedNames(t) {
+		docs[name] = mermaidOf(t, enginetest.ReadShipped(t, name))
 	}
 	mermaidParse(t, docs)
 }
@@ -256,33 +240,3 @@ for (const f of process.argv.slice(1)) {
 }
 process.exit(bad ? 1 : 0);
 `
-
-// shippedNames lists the transcripts in assets/transcripts, without ".json".
-func shippedNames(t *testing.T) []string {
-	t.Helper()
-	entries, err := fs.ReadDir(assets.FS, "transcripts")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range entries {
-		if n, ok := strings.CutSuffix(e.Name(), ".json"); ok {
-			names = append(names, n)
-		}
-	}
-	return names
-}
-
-func readShipped(t *testing.T, name string) engine.Transcript {
-	t.Helper()
-	f, err := assets.FS.Open(path.Join("transcripts", name+".json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	tr, err := engine.ReadTranscript(f)
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	return tr
-}

@@ -4,12 +4,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/engine/transcript"
 )
 
 func TestReadTranscriptRefusesWhatIsNotOne(t *testing.T) {
 	min := `{"format":"leaserace.transcript/v1","scenario":"x","knobs":{"renewal":"blind","fencing":"off"},"initial":{"coordinator":null,"resource":{"epoch":0,"value":null}},"steps":[],"outcome":{"effects":0,"rejected":0,"verdict":"safe","coordinator":null,"resource":{"epoch":0,"value":null}},"digest":""}`
-	if _, err := engine.ReadTranscript(strings.NewReader(min + "\n")); err != nil {
+	if _, err := transcript.Read(strings.NewReader(min + "\n")); err != nil {
 		t.Fatalf("a minimal transcript with a trailing newline: %v", err)
 	}
 	for name, src := range map[string]string{
@@ -21,7 +21,7 @@ func TestReadTranscriptRefusesWhatIsNotOne(t *testing.T) {
 		"empty":         "",
 		"truncated":     min[:len(min)/2],
 	} {
-		if _, err := engine.ReadTranscript(strings.NewReader(src)); err == nil {
+		if _, err := transcript.Read(strings.NewReader(src)); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 	}
