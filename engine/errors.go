@@ -132,4 +132,3 @@ func isLocalListenError(err error) bool {
 // errNotConnected is a run whose sessions are gone after a reconnect that
 // failed: reconnecting again is the way out, so it counts as server gone.
 var errNotConnected = errors.New("not connected: the last reconnect did not succeed")
-

@@ -21,7 +21,7 @@ import (
 type live struct {
 	host *Host
 	// ownHost is set when the run made its host and closes it.
-	ownHost bool
+	ownHost    bool
 	schemaName string
 	// who names the attendee in application_name ("" outside a room).
 	who string

@@ -32,8 +32,8 @@ type VerifyResult struct {
 	Identical bool `json:"identical"`
 	// Format is the file's transcript format.
 	Format        string `json:"format"`
-	RecordedSteps int  `json:"recorded_steps"`
-	LiveSteps     int  `json:"live_steps"`
+	RecordedSteps int    `json:"recorded_steps"`
+	LiveSteps     int    `json:"live_steps"`
 	// Events is how many events the scenario has; a transcript exported
 	// mid-run holds fewer steps, and the live run stops where it stopped.
 	Events int `json:"events"`

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leaserace/leaserace/engine/resource"
 	"github.com/leaserace/leaserace/engine/pgtest"
+	"github.com/leaserace/leaserace/engine/resource"
 	"github.com/leaserace/leaserace/scenario"
 )
 

@@ -22,8 +22,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/leaserace/leaserace/assets"
-	"github.com/leaserace/leaserace/engine/resource"
 	"github.com/leaserace/leaserace/engine/pgtest"
+	"github.com/leaserace/leaserace/engine/resource"
 	"github.com/leaserace/leaserace/scenario"
 )
 
