@@ -57,7 +57,17 @@ func (p LocalProvider) Start(ctx context.Context, progress func(string)) (*Serve
 	if parent == "" {
 		parent = os.TempDir()
 	}
-	removeAbandoned(parent)
+	// Without a name for this process (no /proc), clusters get no owner
+	// file, and only the lock-file rule can find abandoned ones.
+	var me *owner
+	if o, err := currentOwner(); err == nil {
+		me = &o
+	}
+	serverUID := -1
+	if cred != nil {
+		serverUID = int(cred.Uid)
+	}
+	removeAbandoned(parent, me, serverUID, progress)
 	dir, err := os.MkdirTemp(parent, clusterDirPrefix)
 	if err != nil {
 		return nil, fmt.Errorf("making a directory for the local PostgreSQL cluster: %w", err)
@@ -68,6 +78,13 @@ func (p LocalProvider) Start(ctx context.Context, progress func(string)) (*Serve
 			os.RemoveAll(dir)
 		}
 	}()
+	// Before anything slow: killed from here on, the next start knows
+	// whose directory this is and that its owner is gone.
+	if me != nil {
+		if err := writeOwnerFile(dir, *me); err != nil {
+			return nil, err
+		}
+	}
 	if p.Made != nil {
 		p.Made(dir)
 	}
