@@ -24,7 +24,9 @@ import (
 const DefaultPGImage = "postgres:16-alpine"
 
 // ContainerProvider runs PostgreSQL in a Docker container through
-// testcontainers-go. Close removes the container.
+// testcontainers-go. Close removes the container. Start first removes the
+// containers a killed leaserace on this host left (their owner process is
+// gone) and says so through progress.
 type ContainerProvider struct {
 	// Image is the PostgreSQL image; empty means LEASERACE_PG_IMAGE, then
 	// DefaultPGImage. It must behave like the official postgres image.

@@ -18,7 +18,9 @@ import (
 
 // LocalProvider runs a throwaway PostgreSQL cluster from the server binaries
 // installed on this machine. The cluster lives in a temporary directory,
-// listens only on a Unix socket there, and is deleted by Close.
+// listens only on a Unix socket there, and is deleted by Close. Start first
+// removes the clusters beside it that a killed leaserace left (their owner
+// process is gone) and says so through progress.
 type LocalProvider struct {
 	// Dir is where the temporary directory is made; empty means os.TempDir().
 	// Keep it short: a Unix socket path must fit in about 100 bytes.
