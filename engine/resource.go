@@ -720,7 +720,7 @@ func decodeBody(w http.ResponseWriter, req *http.Request, dst any) (reply, bool)
 	var tooBig *http.MaxBytesError
 	if err := dec.Decode(dst); err != nil {
 		if errors.As(err, &tooBig) {
-			drainRefused(w, req.Body)
+			drainRefused(w, req)
 		}
 		return bodyError(err), false
 	}
@@ -729,7 +729,7 @@ func decodeBody(w http.ResponseWriter, req *http.Request, dst any) (reply, bool)
 			return fail(http.StatusBadRequest, "request body has more data after the JSON object: send exactly one object"), false
 		}
 		if errors.As(err, &tooBig) {
-			drainRefused(w, req.Body)
+			drainRefused(w, req)
 			return bodyError(err), false
 		}
 		return fail(http.StatusBadRequest, "request body has more data after the JSON object: %v", err), false
@@ -750,13 +750,18 @@ const (
 
 // drainRefused discards what is left of a refused body, within the bounds.
 // The server closes the connection after the reply either way.
-func drainRefused(w http.ResponseWriter, body io.Reader) {
+func drainRefused(w http.ResponseWriter, req *http.Request) {
+	// Only reading all of it helps: any byte left unread at close means a
+	// reset. A body declared longer than the bound is not read at all.
+	if req.ContentLength > drainMax {
+		return
+	}
 	// Without a read deadline (no real connection underneath) a slow body
 	// could hold the handler without bound, so nothing is read then.
 	if err := http.NewResponseController(w).SetReadDeadline(time.Now().Add(drainTime)); err != nil {
 		return
 	}
-	_, _ = io.CopyN(io.Discard, body, drainMax)
+	_, _ = io.CopyN(io.Discard, req.Body, drainMax)
 }
 
 func bodyError(err error) reply {

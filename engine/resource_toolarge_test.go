@@ -104,54 +104,73 @@ func TestResourceTooLargeReachesClientThatWritesFirst(t *testing.T) {
 }
 
 // A body far beyond what the resource drains, or one that trickles in, does
-// not hold the handler: it answers 413 within its bound and closes.
+// not hold the handler: it answers 413 within its bound and closes. A body
+// declared that large is not read at all; one sent in chunks is read up to
+// the bound.
 func TestResourceTooLargeGivesUp(t *testing.T) {
 	res, _ := resStart(t, scenario.FencingMonotonic)
+	const size = 100 << 20
+	head := "POST /writes HTTP/1.1\r\nHost: leaserace\r\nContent-Type: application/json\r\n"
+	// A JSON string that never ends within the limit.
+	const open = `{"epoch":9,"value":"`
 
-	t.Run("100MiB", func(t *testing.T) {
-		const size = 100 << 20
-		c := resDial(t, res.URL())
-		_ = c.SetDeadline(time.Now().Add(30 * time.Second))
-		start := time.Now()
-		wrote := make(chan error, 1)
-		var written int64
-		go func() {
-			// A JSON string that never ends within the limit.
-			_, err := fmt.Fprintf(c, "POST /writes HTTP/1.1\r\nHost: leaserace\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n{\"epoch\":9,\"value\":\"", size)
-			if err == nil {
-				chunk := bytes.Repeat([]byte("x"), 64<<10)
+	for _, chunked := range []bool{false, true} {
+		name := "100MiB content-length"
+		if chunked {
+			name = "100MiB chunked"
+		}
+		t.Run(name, func(t *testing.T) {
+			c := resDial(t, res.URL())
+			_ = c.SetDeadline(time.Now().Add(30 * time.Second))
+			start := time.Now()
+			wrote := make(chan error, 1)
+			var written int64
+			go func() {
+				var err error
+				if chunked {
+					_, err = fmt.Fprintf(c, "%sTransfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n", head, len(open), open)
+				} else {
+					_, err = fmt.Fprintf(c, "%sContent-Length: %d\r\n\r\n%s", head, size, open)
+				}
+				x := bytes.Repeat([]byte("x"), 64<<10)
+				chunk := x
+				if chunked {
+					chunk = fmt.Appendf(nil, "%x\r\n%s\r\n", len(x), x)
+				}
 				for written < size && err == nil {
 					var n int
 					n, err = c.Write(chunk)
 					written += int64(n)
 				}
+				wrote <- err
+			}()
+			br := bufio.NewReader(c)
+			resRead413(t, br)
+			if _, err := br.ReadByte(); err == nil {
+				t.Error("the connection stayed open after the 413")
 			}
-			wrote <- err
-		}()
-		br := bufio.NewReader(c)
-		resRead413(t, br)
-		if _, err := br.ReadByte(); err == nil {
-			t.Error("the connection stayed open after the 413")
-		}
-		select {
-		case err := <-wrote:
-			if err == nil {
-				t.Fatalf("the server read all %d bytes", written)
+			select {
+			case err := <-wrote:
+				if err == nil {
+					t.Fatalf("the server read all %d bytes", written)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("the client could still write 10 s after the 413")
 			}
-		case <-time.After(10 * time.Second):
-			t.Fatal("the client could still write 10 s after the 413")
-		}
-		if took := time.Since(start); took > 6*time.Second {
-			t.Errorf("the server gave up after %v", took.Round(time.Millisecond))
-		}
-		t.Logf("the server closed after %v, %d MiB written", time.Since(start).Round(time.Millisecond), written>>20)
-	})
+			if took := time.Since(start); took > 6*time.Second {
+				t.Errorf("the server gave up after %v", took.Round(time.Millisecond))
+			}
+			t.Logf("the server closed after %v, %d MiB written", time.Since(start).Round(time.Millisecond), written>>20)
+		})
+	}
 
 	t.Run("trickle", func(t *testing.T) {
 		c := resDial(t, res.URL())
 		_ = c.SetDeadline(time.Now().Add(30 * time.Second))
 		start := time.Now()
-		if _, err := fmt.Fprintf(c, "POST /writes HTTP/1.1\r\nHost: leaserace\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", 100<<20, resBigBody(128<<10)); err != nil {
+		big := resBigBody(128 << 10)
+		big = big[:len(big)-2] // the string goes on
+		if _, err := fmt.Fprintf(c, "%sTransfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n", head, len(big), big); err != nil {
 			t.Fatal(err)
 		}
 		stop := make(chan struct{})
@@ -164,7 +183,7 @@ func TestResourceTooLargeGivesUp(t *testing.T) {
 					return
 				case <-time.After(50 * time.Millisecond):
 				}
-				if _, err := c.Write([]byte("x")); err != nil {
+				if _, err := c.Write([]byte("1\r\nx\r\n")); err != nil {
 					return
 				}
 			}
