@@ -1,7 +1,9 @@
 package pgserver
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -46,22 +48,64 @@ func RemoveLocalCluster(dir string) error {
 	return fmt.Errorf("removing the local cluster's directory: %w", err)
 }
 
-// removeAbandoned deletes local clusters in parent whose server is gone
-// although its lock file says it ran: their owner was killed. Best effort:
-// a directory it cannot read or delete is someone else's business.
-func removeAbandoned(parent string) {
+// removeAbandoned deletes the local clusters in parent that a killed
+// leaserace left, and says which through progress. A cluster whose owner
+// file names a process of ours that is gone is abandoned, whatever stage it
+// was killed in; one without an owner file (made before there were owner
+// files) is abandoned once its lock file says a server ran that is gone.
+// Best effort: what it cannot judge or delete it leaves alone.
+func removeAbandoned(parent string, me *owner, serverUID int, progress func(string)) {
 	dirs, _ := filepath.Glob(filepath.Join(parent, clusterDirPrefix+"*"))
 	for _, dir := range dirs {
-		lock, err := os.Stat(filepath.Join(dir, "data", "postmaster.pid"))
-		// No lock file: the cluster is being made, or its owner stopped it
-		// and is removing it now.
-		if err != nil || time.Since(lock.ModTime()) < abandonedAfter {
+		why, ok := abandonedCluster(dir, me, serverUID)
+		if !ok {
 			continue
 		}
-		if runningPostmaster(dir) == 0 {
-			os.RemoveAll(dir)
+		if err := RemoveLocalCluster(dir); err != nil {
+			report(progress, fmt.Sprintf("could not remove %s, %s: %v", dir, why, err))
+			continue
+		}
+		report(progress, fmt.Sprintf("removed %s, %s", dir, why))
+	}
+}
+
+// abandonedCluster says whether dir is a cluster of ours whose owner is
+// gone, and why. me is nil when this process could not name itself; then
+// only the lock-file rule applies.
+func abandonedCluster(dir string, me *owner, serverUID int) (why string, ok bool) {
+	fi, err := os.Lstat(dir)
+	if err != nil || !fi.IsDir() {
+		return "", false
+	}
+	st, isUnix := fi.Sys().(*syscall.Stat_t)
+	if !isUnix {
+		return "", false
+	}
+	uid := os.Geteuid()
+	if me != nil {
+		o, err := readOwnerFile(dir, me.uid)
+		switch {
+		case err == nil && me.gone(o):
+			return fmt.Sprintf("a cluster left by %s, which is gone", o), true
+		case err == nil, !errors.Is(err, fs.ErrNotExist):
+			// Its owner runs, or the file is not one we can trust.
+			return "", false
 		}
 	}
+	if _, err := os.Lstat(filepath.Join(dir, ownerFile)); err == nil {
+		return "", false // an owner this process cannot judge
+	}
+	// Ours: made by us, or handed to the server's user.
+	if int(st.Uid) != uid && int(st.Uid) != serverUID {
+		return "", false
+	}
+	lock, err := os.Stat(filepath.Join(dir, "data", "postmaster.pid"))
+	// No lock file: the cluster is being made, or its owner stopped it
+	// and is removing it now.
+	if err != nil || time.Since(lock.ModTime()) < abandonedAfter || runningPostmaster(dir) != 0 {
+		return "", false
+	}
+	return "an abandoned cluster whose server is gone", true
 }
 
 // runningPostmaster returns the pid of the server running on dir's cluster,

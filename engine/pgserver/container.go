@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/network"
 	"github.com/moby/moby/client"
@@ -23,7 +24,9 @@ import (
 const DefaultPGImage = "postgres:16-alpine"
 
 // ContainerProvider runs PostgreSQL in a Docker container through
-// testcontainers-go. Close removes the container.
+// testcontainers-go. Close removes the container. Start first removes the
+// containers a killed leaserace on this host left (their owner process is
+// gone) and says so through progress.
 type ContainerProvider struct {
 	// Image is the PostgreSQL image; empty means LEASERACE_PG_IMAGE, then
 	// DefaultPGImage. It must behave like the official postgres image.
@@ -72,6 +75,13 @@ func (p ContainerProvider) Start(ctx context.Context, progress func(string)) (*S
 	if err := DockerAvailable(ctx); err != nil {
 		return nil, err
 	}
+	// Every container is labelled with its owner, so that if this process
+	// is killed during the start, a later start removes the container.
+	labels := map[string]string{}
+	if me, err := currentOwner(); err == nil {
+		removeAbandonedContainers(ctx, me, progress)
+		labels = me.labels()
+	}
 	if p.LocalImageOnly {
 		if err := imagePresent(ctx, image); err != nil {
 			return nil, err
@@ -84,11 +94,12 @@ func (p ContainerProvider) Start(ctx context.Context, progress func(string)) (*S
 	// A cancelled start can leave a container Docker created but
 	// testcontainers never handed back; this label finds it.
 	startID := rand.Text()
+	labels[startLabel] = startID
 	if p.Made != nil {
 		p.Made(startID)
 	}
 	opts := []testcontainers.ContainerCustomizer{
-		testcontainers.WithLabels(map[string]string{startLabel: startID}),
+		testcontainers.WithLabels(labels),
 		// testcontainers writes to stderr by default, which would tear
 		// through a terminal UI; progress lines say what matters.
 		testcontainers.WithLogger(tclog.NewNoopLogger()),
@@ -208,6 +219,40 @@ func RemoveStarted(ctx context.Context, startID string) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// removeAbandonedContainers force-removes the containers whose owner label
+// names a process of ours that is gone (killed while its container started),
+// and says which through progress. Containers of a live process, of another
+// host or user, or without owner labels are left alone.
+func removeAbandonedContainers(ctx context.Context, me owner, progress func(string)) {
+	ctx, cancel := context.WithTimeout(ctx, containerStopTimeout)
+	defer cancel()
+	cli, err := testcontainers.NewDockerClientWithOpts(ctx)
+	if err != nil {
+		return // Start says what is wrong with Docker
+	}
+	defer cli.Close()
+	list, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: client.Filters{}.Add("label", ownerLabelPrefix+ownerPID)})
+	if err != nil {
+		report(progress, fmt.Sprintf("could not look for containers a killed leaserace left: %v", err))
+		return
+	}
+	for _, c := range list.Items {
+		o, ok := ownerFromLabels(c.Labels)
+		if !ok || !me.gone(o) {
+			continue
+		}
+		_, err := cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+		switch {
+		case cerrdefs.IsNotFound(err):
+			// Someone else removed it meanwhile.
+		case err != nil:
+			report(progress, fmt.Sprintf("could not remove container %s, left by %s, which is gone: %v", shortID(c.ID), o, err))
+		default:
+			report(progress, fmt.Sprintf("removed container %s, left by %s, which is gone", shortID(c.ID), o))
+		}
+	}
 }
 
 // imagePresent asks the engine whether it already holds image.

@@ -18,7 +18,9 @@ import (
 
 // LocalProvider runs a throwaway PostgreSQL cluster from the server binaries
 // installed on this machine. The cluster lives in a temporary directory,
-// listens only on a Unix socket there, and is deleted by Close.
+// listens only on a Unix socket there, and is deleted by Close. Start first
+// removes the clusters beside it that a killed leaserace left (their owner
+// process is gone) and says so through progress.
 type LocalProvider struct {
 	// Dir is where the temporary directory is made; empty means os.TempDir().
 	// Keep it short: a Unix socket path must fit in about 100 bytes.
@@ -57,7 +59,17 @@ func (p LocalProvider) Start(ctx context.Context, progress func(string)) (*Serve
 	if parent == "" {
 		parent = os.TempDir()
 	}
-	removeAbandoned(parent)
+	// Without a name for this process (no /proc), clusters get no owner
+	// file, and only the lock-file rule can find abandoned ones.
+	var me *owner
+	if o, err := currentOwner(); err == nil {
+		me = &o
+	}
+	serverUID := -1
+	if cred != nil {
+		serverUID = int(cred.Uid)
+	}
+	removeAbandoned(parent, me, serverUID, progress)
 	dir, err := os.MkdirTemp(parent, clusterDirPrefix)
 	if err != nil {
 		return nil, fmt.Errorf("making a directory for the local PostgreSQL cluster: %w", err)
@@ -68,6 +80,13 @@ func (p LocalProvider) Start(ctx context.Context, progress func(string)) (*Serve
 			os.RemoveAll(dir)
 		}
 	}()
+	// Before anything slow: killed from here on, the next start knows
+	// whose directory this is and that its owner is gone.
+	if me != nil {
+		if err := writeOwnerFile(dir, *me); err != nil {
+			return nil, err
+		}
+	}
 	if p.Made != nil {
 		p.Made(dir)
 	}

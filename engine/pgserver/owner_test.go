@@ -1,0 +1,190 @@
+package pgserver
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func mustCurrentOwner(t *testing.T) owner {
+	t.Helper()
+	me, err := currentOwner()
+	if err != nil {
+		t.Skipf("this system cannot name a process (no /proc?): %v", err)
+	}
+	return me
+}
+
+// killedOwner runs a real process, notes it as an owner, and kills it.
+func killedOwner(t *testing.T) owner {
+	t.Helper()
+	me := mustCurrentOwner(t)
+	cmd := exec.Command("sleep", "60")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	o := me
+	o.pid = cmd.Process.Pid
+	start, _, err := procStart(o.pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.start = start
+	if me.gone(o) {
+		t.Fatal("a running process counts as gone")
+	}
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	return o
+}
+
+func TestOwnerGone(t *testing.T) {
+	me := mustCurrentOwner(t)
+	dead := killedOwner(t)
+	with := func(o owner, edit func(*owner)) owner { edit(&o); return o }
+	for _, c := range []struct {
+		name string
+		o    owner
+		gone bool
+	}{
+		{"this process", me, false},
+		{"a killed process", dead, true},
+		// Its pid now belongs to a process started at another time.
+		{"a reused pid", with(me, func(o *owner) { o.start = "1" }), true},
+		{"a killed process before a reboot", with(dead, func(o *owner) { o.boot = "another-boot" }), true},
+		{"a live pid before a reboot", with(me, func(o *owner) { o.boot = "another-boot" }), true},
+		// What this process cannot see, it must not judge.
+		{"another host", with(dead, func(o *owner) { o.host = "elsewhere" }), false},
+		{"another user", with(dead, func(o *owner) { o.uid++ }), false},
+		{"another pid namespace", with(dead, func(o *owner) { o.pidNS = "pid:[1]" }), false},
+	} {
+		if got := me.gone(c.o); got != c.gone {
+			t.Errorf("%s: gone = %v, want %v", c.name, got, c.gone)
+		}
+	}
+}
+
+// A zombie holds nothing and may never be reaped (in a container without an
+// init): its owner is gone.
+func TestOwnerGoneZombie(t *testing.T) {
+	me := mustCurrentOwner(t)
+	cmd := exec.Command("true")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	o := me
+	o.pid = cmd.Process.Pid
+	o.start, _, _ = procStart(o.pid)
+	for end := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if _, zombie, _ := procStart(o.pid); zombie {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatal("the child never became a zombie")
+		}
+	}
+	if !me.gone(o) {
+		t.Error("a zombie owner counts as alive")
+	}
+}
+
+func TestOwnerLabelsRoundTrip(t *testing.T) {
+	me := mustCurrentOwner(t)
+	back, ok := ownerFromLabels(me.labels())
+	if !ok || back != me {
+		t.Fatalf("labels %v read back as %+v, %v", me.labels(), back, ok)
+	}
+	for k := range me.labels() {
+		l := me.labels()
+		delete(l, k)
+		if _, ok := ownerFromLabels(l); ok {
+			t.Errorf("labels without %s were accepted", k)
+		}
+	}
+}
+
+// progressLines collects progress from any goroutine.
+type progressLines struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (p *progressLines) add(s string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.lines = append(p.lines, s)
+}
+
+// The sweep removes a cluster directory whose owner was killed before its
+// server ever ran (no lock file), and nothing it cannot be sure of.
+func TestRemoveAbandonedByOwner(t *testing.T) {
+	me := mustCurrentOwner(t)
+	dead := killedOwner(t)
+	parent := t.TempDir()
+	cluster := func(name string, o *owner) string {
+		t.Helper()
+		dir := filepath.Join(parent, name)
+		// As initdb leaves it when killed: a data directory, no lock file.
+		if err := os.MkdirAll(filepath.Join(dir, "data", "base"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if o != nil {
+			if err := writeOwnerFile(dir, *o); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return dir
+	}
+	elsewhere := dead
+	elsewhere.host = "elsewhere"
+	abandoned := cluster("leaserace-pg-killed", &dead)
+	kept := []string{
+		cluster("leaserace-pg-alive", &me),
+		cluster("leaserace-pg-elsewhere", &elsewhere),
+		cluster("leaserace-pg-making", nil), // the owner file comes next
+		cluster("someone-elses-pg-killed", &dead),
+	}
+	torn := cluster("leaserace-pg-torn", nil)
+	if err := os.WriteFile(filepath.Join(torn, ownerFile), []byte("pid=1\nstart="), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	kept = append(kept, torn)
+	// A link to a killed owner's directory: the sweep must not follow it.
+	target := cluster("target", &dead)
+	if err := os.Symlink(target, filepath.Join(parent, "leaserace-pg-link")); err != nil {
+		t.Fatal(err)
+	}
+	kept = append(kept, target, filepath.Join(parent, "leaserace-pg-link"))
+	if os.Geteuid() == 0 {
+		// An owner file another user planted names a killed process of
+		// ours, but it is not ours.
+		planted := cluster("leaserace-pg-planted", &dead)
+		if err := os.Chown(filepath.Join(planted, ownerFile), 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+		kept = append(kept, planted)
+	}
+
+	var progress progressLines
+	removeAbandoned(parent, &me, -1, progress.add)
+
+	if _, err := os.Lstat(abandoned); !os.IsNotExist(err) {
+		t.Errorf("%s is still there (%v)", abandoned, err)
+	}
+	for _, dir := range kept {
+		if _, err := os.Lstat(dir); err != nil {
+			t.Errorf("%s was removed: %v", dir, err)
+		}
+	}
+	want := []string{"removed " + abandoned + ", a cluster left by leaserace process " + strconv.Itoa(dead.pid) + ", which is gone"}
+	if !slices.Equal(progress.lines, want) {
+		t.Errorf("progress:\n%s\nwant:\n%s", strings.Join(progress.lines, "\n"), strings.Join(want, "\n"))
+	}
+}
