@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,6 +27,10 @@ var updateMermaid = flag.Bool("update-mermaid", false, "rewrite testdata/golden/
 // mermaidDirEnv names a directory where `npm install mermaid jsdom` was run;
 // with it set, the diagrams are checked by Mermaid's own parser.
 const mermaidDirEnv = "LEASERACE_MERMAID_DIR"
+
+// requireMermaidEnv=1 turns a missing parser into a failure instead of a
+// skip: CI installs it and must not pass quietly without it.
+const requireMermaidEnv = "LEASERACE_REQUIRE_MERMAID"
 
 func mermaidOf(t *testing.T, tr transcript.Transcript) string {
 	t.Helper()
@@ -182,12 +187,20 @@ func TestMermaidParses(t *testing.T) {
 }
 
 // mermaidParse runs Mermaid's parser over each document, or skips when
-// LEASERACE_MERMAID_DIR does not point at an install of it.
+// LEASERACE_MERMAID_DIR does not point at an install of it (fails instead
+// under LEASERACE_REQUIRE_MERMAID=1).
 func mermaidParse(t *testing.T, docs map[string]string) {
 	t.Helper()
 	dir := os.Getenv(mermaidDirEnv)
 	if dir == "" {
-		t.Skipf("Mermaid's parser is not installed: set %s to a directory where `npm install mermaid jsdom` ran", mermaidDirEnv)
+		msg := fmt.Sprintf("Mermaid's parser is not installed: set %s to a directory where `npm install mermaid jsdom` ran", mermaidDirEnv)
+		if os.Getenv(requireMermaidEnv) == "1" {
+			t.Fatalf("%s (%s=1 requires it)", msg, requireMermaidEnv)
+		}
+		t.Skip(msg)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "mermaid", "package.json")); err != nil {
+		t.Fatalf("%s=%s holds no install of Mermaid (run `npm install mermaid jsdom` there): %v", mermaidDirEnv, dir, err)
 	}
 	node, err := exec.LookPath("node")
 	if err != nil {
