@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -99,6 +100,13 @@ type Model struct {
 	// cast is set for frames rendered into an asciicast: no key help, as
 	// nobody can press a key in a recording.
 	cast bool
+
+	// psql is how to open psql beside the run on screen (full help).
+	psql psqlInfo
+	// stderr, when set, gets the psql line each time a live run comes on
+	// screen; stderrTTY says it is a terminal (Run sets both).
+	stderr    io.Writer
+	stderrTTY bool
 }
 
 // replayInfo is what the REPLAY banner and the session walk need.
@@ -131,6 +139,7 @@ func NewModel(ctx context.Context, cfg Config) (Model, error) {
 		return Model{}, errors.New("the session is already closed")
 	}
 	m.run, m.snap, m.phase = cfg.Run, takeSnapshot(cfg.Run), phaseReady
+	m.psql = psqlOf(cfg.Run, m.s.provider)
 	if !cfg.Run.Live() {
 		m = m.asReplay(cfg.Offline)
 	}
@@ -213,7 +222,13 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m.key(msg)
 	case doneMsg:
-		return m.done(msg)
+		before := m.psql.line
+		next, cmd := m.done(msg)
+		if nm, ok := next.(Model); ok && nm.psql.line != before {
+			// Another run came on screen: its psql line goes out too.
+			return nm, tea.Batch(cmd, nm.psqlNote())
+		}
+		return next, cmd
 	case chooseMsg:
 		return m.enqueue(op{kind: opOpen, name: msg.name})
 	case playTickMsg:
@@ -225,11 +240,12 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, tea.Quit
 		}
 		m.run, m.snap, m.phase = msg.run, msg.snap, phaseReady
+		m.psql = psqlOf(msg.run, m.s.provider)
 		if msg.offline != "" {
 			m = m.asReplay(msg.offline)
 		}
 		m.log = append(m.log, m.entry(transcript.PresenterScenario))
-		return m, nil
+		return m, m.psqlNote()
 	}
 	if m.phase == phaseBoot {
 		var cmd tea.Cmd
@@ -390,6 +406,7 @@ func (m Model) done(d doneMsg) (tea.Model, tea.Cmd) {
 	}
 	if d.run != nil {
 		m.run = d.run
+		m.psql = psqlOf(d.run, m.s.provider)
 	}
 	if d.snap.sc != nil {
 		m.snap = d.snap

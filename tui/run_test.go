@@ -75,6 +75,9 @@ func runTUI(t *testing.T, ctx context.Context, o Options) (*io.PipeWriter, *scre
 	in, keys := io.Pipe()
 	out := &screen{}
 	o.In, o.Out, o.NoColor = in, out, true
+	if o.Stderr == nil {
+		o.Stderr = io.Discard
+	}
 	if o.Provider == nil {
 		o.Provider = pgserver.DSNProvider{DSN: pgtest.DSN(t)}
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/term"
 	"github.com/leaserace/leaserace/engine"
 	"github.com/leaserace/leaserace/engine/pgserver"
 	"github.com/leaserace/leaserace/engine/transcript"
@@ -48,6 +49,9 @@ type Options struct {
 	NoColor   bool
 	In        io.Reader // nil = stdin
 	Out       io.Writer // nil = stdout
+	// Stderr gets a psql command line for the run on screen each time a
+	// live run opens (at start, after a scenario switch); nil = stderr.
+	Stderr io.Writer
 }
 
 // closeTimeout bounds cleanup after the TUI ends: dropping schemas and
@@ -85,6 +89,14 @@ func Run(ctx context.Context, o Options) (err error) {
 	}
 
 	m := newModel(ctx, r, o.ExportDir, nil)
+	m.stderr = o.Stderr
+	if m.stderr == nil {
+		m.stderr = os.Stderr
+	}
+	if f, ok := m.stderr.(*os.File); ok && term.IsTerminal(f.Fd()) {
+		// Written over the alternate screen it would garble the frame.
+		m.stderrTTY = true
+	}
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
 		defer cancel()
@@ -192,6 +204,7 @@ func (m Model) openReplay(rp *engine.Run, at *int64) (Model, error) {
 		}
 	}
 	m.run, m.snap, m.phase = rp, takeSnapshot(rp), phaseReady
+	m.psql = psqlOf(rp, "")
 	m = m.asReplay("")
 	m.log = append(m.log, m.entry(transcript.PresenterScenario))
 	return m, nil

@@ -319,7 +319,13 @@ func (m Model) helpLines(w int) []string {
 	// not fit, so hand it only what fits and let it draw that.
 	h.Width = 0
 	if h.ShowAll {
-		return strings.Split(h.FullHelpView(fitColumns(km.FullHelp(), w, textWidth(h.FullSeparator))), "\n")
+		lines := strings.Split(h.FullHelpView(fitColumns(km.FullHelp(), w, textWidth(h.FullSeparator))), "\n")
+		if !m.chooser.open && !m.explore.open {
+			if p := m.psqlHelp(w); len(p) > 0 {
+				lines = append(append(lines, ""), p...)
+			}
+		}
+		return lines
 	}
 	return []string{h.ShortHelpView(fitBindings(km.ShortHelp(), w, textWidth(h.ShortSeparator)))}
 }

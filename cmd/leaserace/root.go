@@ -26,7 +26,8 @@ func newRootCmd(a *app) *cobra.Command {
 		Long: `leaserace teaches one lesson: a heartbeat is an authority mutation, and it can
 go stale while still in flight. It plays the race step by step against a real
 PostgreSQL server (every row you see was produced by real SQL, so psql beside
-it shows the same rows change) and lets you flip two knobs live:
+it shows the same rows change; ? shows the psql command line for the run on
+screen) and lets you flip two knobs live:
 
   --renewal blind     the heartbeat overwrites the lease from its cached snapshot
   --renewal compare   compare-and-renew: only while owner, fence and version still match

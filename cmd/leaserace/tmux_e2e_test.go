@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -194,6 +196,132 @@ func TestTmuxFaultsShownInPlace(t *testing.T) {
 	s.keys("q")
 	if code := exitStatus(t, s, status); code != "0" {
 		t.Fatalf("exit status after q: %q, want 0; screen:\n%s", code, s.screen())
+	}
+	for _, p := range processesUnder(t, tmp) {
+		t.Errorf("left behind: %s", p)
+	}
+	entries, _ := os.ReadDir(tmp)
+	for _, e := range entries {
+		t.Errorf("left behind: %s", filepath.Join(tmp, e.Name()))
+	}
+}
+
+// schemaOnScreen is the run's schema the full help names.
+var schemaOnScreen = regexp.MustCompile(`on this run's schema (lr_[0-9a-f]+):`)
+
+// psqlFromScreen reads the psql command the full help shows: the line
+// that starts it and the lines it wraps onto, up to its closing quote,
+// joined with line breaks as a copy from the terminal gives them.
+func psqlFromScreen(t *testing.T, scr string) string {
+	t.Helper()
+	lines := strings.Split(scr, "\n")
+	for i, l := range lines {
+		l = strings.TrimRight(l, " ")
+		if !strings.HasPrefix(l, `psql "`) {
+			continue
+		}
+		cmd := []string{l}
+		for j := i + 1; (len(cmd) == 1 && len(l) == len(`psql "`) || !strings.HasSuffix(l, `"`)) && j < len(lines); j++ {
+			l = strings.TrimRight(lines[j], " ")
+			cmd = append(cmd, l)
+		}
+		if !strings.HasSuffix(l, `"`) {
+			t.Fatalf("the psql line on screen has no end:\n%s", scr)
+		}
+		return strings.Join(cmd, "\n")
+	}
+	t.Fatalf("no psql line on screen:\n%s", scr)
+	return ""
+}
+
+// psqlBeside runs what the screen showed, as a presenter pasting it into
+// a shell beside the TUI would, with the query appended.
+func psqlBeside(t *testing.T, line, query string) string {
+	t.Helper()
+	var stderr bytes.Buffer
+	cmd := exec.Command("sh", "-c", line+" -X -A -t -c "+shellQuote(query))
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", line, err, stderr.String())
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// TestTmuxPsqlBesideTheRun opens renewal-race at 1075 under blind renewal
+// on leaserace's own local cluster, reads the psql line from the full help
+// on screen and runs it: psql sees A|1, as the screen does. After a switch
+// to control the help names the new run's schema and its line reaches
+// it. On the way out the terminal shows both lines, written to standard
+// error when each run opened.
+func TestTmuxPsqlBesideTheRun(t *testing.T) {
+	if _, err := exec.LookPath("psql"); err != nil {
+		if os.Getenv("LEASERACE_REQUIRE_POSTGRES") == "1" {
+			t.Fatal("psql is not installed (LEASERACE_REQUIRE_POSTGRES=1)")
+		}
+		t.Skip("psql is not installed")
+	}
+	tmp, err := os.MkdirTemp("", "lr-tmux-psql-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(tmp)
+	// The local cluster runs as the postgres user and must reach it.
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s, status := tmuxStart(t, 120, 40, "env", "TMPDIR="+tmp, "NO_COLOR=1",
+		built.path, "--scenario", "renewal-race", "--renewal", "blind", "--fencing", "off", "--at", "1075", "--pg", "local")
+
+	s.waitScreen("UPDATE 1", 2*time.Minute)
+	s.keys("?")
+	scr := s.waitScreen("psql beside it", 10*time.Second)
+	m := schemaOnScreen.FindStringSubmatch(scr)
+	if m == nil {
+		t.Fatalf("the full help names no schema:\n%s", scr)
+	}
+	first := m[1]
+	line := psqlFromScreen(t, scr)
+	if !strings.Contains(line, "search_path="+first) || !strings.Contains(line, "host="+tmp) {
+		t.Errorf("the psql line does not reach schema %s on the cluster under %s:\n%s", first, tmp, line)
+	}
+	if got := psqlBeside(t, line, "SELECT owner, fence FROM leases"); got != "A|1" {
+		t.Errorf("psql beside blind renewal at 1075 read %q, want A|1 as on screen:\n%s", got, scr)
+	}
+
+	// control is second in the chooser; the full help stays open.
+	s.keys("s")
+	s.waitScreen("Choose a scenario", 10*time.Second)
+	s.keys("j", "Enter")
+	scr = s.waitScreen("leaserace · control", 30*time.Second)
+	if m = schemaOnScreen.FindStringSubmatch(scr); m == nil {
+		t.Fatalf("after the switch the full help names no schema:\n%s", scr)
+	}
+	second := m[1]
+	if second == first {
+		t.Fatalf("after the switch the help still names %s:\n%s", first, scr)
+	}
+	line = psqlFromScreen(t, scr)
+	if !strings.Contains(line, "search_path="+second) {
+		t.Errorf("after the switch the psql line does not set search_path to %s:\n%s", second, line)
+	}
+	if got := psqlBeside(t, line, "SELECT owner, fence, expires_at FROM leases"); got != "A|1|1060" {
+		t.Errorf("psql beside control at its start read %q, want A|1|1060:\n%s", got, scr)
+	}
+
+	s.keys("q")
+	if code := exitStatus(t, s, status); code != "0" {
+		t.Fatalf("exit status after q: %q, want 0; screen:\n%s", code, s.screen())
+	}
+	// With the history: tmux's "Pane is dead" line may scroll the top away.
+	after, err := s.tmux("capture-pane", "-p", "-S", "-", "-t", "lr")
+	if err != nil {
+		t.Fatalf("capture-pane: %v %s", err, after)
+	}
+	for _, want := range []string{"leaserace: psql beside renewal-race, on schema " + first + ":", "leaserace: psql beside control, on schema " + second + ":"} {
+		if !strings.Contains(after, want) {
+			t.Errorf("after leaving, the terminal does not show %q:\n%s", want, after)
+		}
 	}
 	for _, p := range processesUnder(t, tmp) {
 		t.Errorf("left behind: %s", p)

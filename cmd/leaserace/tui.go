@@ -25,6 +25,7 @@ func (a *app) runTUI(ctx context.Context, prov pgserver.Provider, o tuiOptions) 
 		NoColor:   a.noColor(),
 		In:        a.stdin,
 		Out:       a.stdout,
+		Stderr:    a.stderr,
 	})
 	if err != nil && w.failed() && ctx.Err() == nil {
 		return withCode(exitNoServer, err)
