@@ -243,10 +243,17 @@ func (m Model) resourceLines(w int, roomy bool, limit int) []string {
 	if s.sc.Initial == nil && !hasAction(s.sc, scenario.ActionAcquire) {
 		token = "epoch"
 	}
-	high := s.sc.Resource.Epoch
 	for _, e := range res.Effects {
 		what := fmt.Sprintf(" #%d %s %s %d", e.Seq, e.Actor, token, e.Epoch)
+		// The glyph and the words carry the contract's judgement, so the
+		// pane reads without colour.
 		switch {
+		case e.Judgement == scenario.JudgedBlocked:
+			sp := []span{styled(&st.Alarm, "⛔"), plain(what + " refused: "), styled(&st.Alarm, "BLOCKED"), plain(", a valid write lost")}
+			if roomy && e.Reason != "" {
+				sp = append(sp, plain(": "), styled(&st.Faint, e.Reason))
+			}
+			effects = append(effects, wrap(sp, w, "", "   "))
 		case !e.Accepted:
 			sp := []span{styled(&st.Good, "✗"), plain(what + " refused")}
 			if roomy && e.Reason != "" {
@@ -254,13 +261,10 @@ func (m Model) resourceLines(w int, roomy bool, limit int) []string {
 				sp = append(sp, plain(": "), styled(&st.Faint, e.Reason))
 			}
 			effects = append(effects, wrap(sp, w, "", "   "))
-		case e.Epoch < high:
-			effects = append(effects, wrap([]span{styled(&st.Warn, "⚠"), plain(what + " accepted "), styled(&st.Warn, fmt.Sprintf("after %s %d", token, high))}, w, "", "   "))
+		case e.Judgement == scenario.JudgedConflict:
+			effects = append(effects, wrap([]span{styled(&st.Warn, "⚠"), plain(what + " accepted "), styled(&st.Warn, "after a newer "+token+": stale")}, w, "", "   "))
 		default:
 			effects = append(effects, wrap([]span{styled(&st.Value, "✓"), plain(what + " accepted")}, w, "", "   "))
-		}
-		if e.Accepted {
-			high = max(high, e.Epoch)
 		}
 	}
 	o := s.view.Outcome
@@ -273,9 +277,15 @@ func (m Model) resourceLines(w int, roomy bool, limit int) []string {
 		refused = fmt.Sprintf(", %d refused", o.Rejected)
 	}
 	var verdict []string
-	if o.Verdict == scenario.VerdictConflict {
+	switch o.Verdict {
+	case scenario.VerdictConflict:
 		verdict = wrap([]span{styled(&st.Warn, "⚠ "), styled(&st.Alarm, fmt.Sprintf("%d %s / CONFLICT", o.Effects, noun)), plain(refused)}, w, "", "")
-	} else {
+	case scenario.VerdictBlocked:
+		verdict = wrap([]span{styled(&st.Alarm, fmt.Sprintf("⛔ %d %s / BLOCKED", o.Effects, noun)), plain(refused)}, w, "", "")
+		if b := blockedActor(res.Effects); b != "" {
+			verdict = append(verdict, wrap([]span{plain(b + "'s valid write refused: "), styled(&st.Alarm, "blocked"), plain(" — strict fencing is the unsuccessful fix")}, w, "", "")...)
+		}
+	default:
 		verdict = wrap([]span{styled(&st.Good, fmt.Sprintf("✓ %d %s / safe", o.Effects, noun)), plain(refused)}, w, "", "")
 	}
 	n := len(head) + len(verdict)
@@ -299,6 +309,16 @@ func (m Model) resourceLines(w int, roomy bool, limit int) []string {
 		out = append(out, e...)
 	}
 	return append(out, verdict...)
+}
+
+// blockedActor is the actor of the first valid write refused.
+func blockedActor(effects []scenario.Effect) string {
+	for _, e := range effects {
+		if e.Judgement == scenario.JudgedBlocked {
+			return e.Actor
+		}
+	}
+	return ""
 }
 
 // valueText shows a JSON string value without its quotes' escaping noise.
