@@ -287,16 +287,50 @@ func (f *file) at(path string) (int, int) {
 		return 0, 0
 	}
 	n, err := p.FilterFile(f.ast)
-	if err != nil || n == nil || n.GetToken() == nil || n.GetToken().Position == nil {
+	if err != nil || n == nil {
+		return 0, 0
+	}
+	// A block mapping's token is its first key's colon; a person looks
+	// for where its first key starts.
+	switch m := n.(type) {
+	case *ast.MappingNode:
+		if !m.IsFlowStyle && len(m.Values) > 0 && m.Values[0].Key != nil {
+			n = m.Values[0].Key
+		}
+	case *ast.MappingValueNode:
+		if m.Key != nil {
+			n = m.Key
+		}
+	}
+	if n.GetToken() == nil || n.GetToken().Position == nil {
 		return 0, 0
 	}
 	pos := n.GetToken().Position
 	return pos.Line, pos.Column
 }
 
+// errAt is an error at a YAML path; when the path is not in the file (a
+// missing field), at its nearest enclosing node that is.
 func (f *file) errAt(path, format string, args ...any) *Error {
 	l, c := f.at(path)
+	for l == 0 && path != "$" && path != "" {
+		path = parentPath(path)
+		l, c = f.at(path)
+	}
 	return &Error{File: f.path, Line: l, Column: c, Msg: fmt.Sprintf(format, args...)}
+}
+
+// parentPath is the path one level up: $.events[2].ask → $.events[2] → $.events.
+func parentPath(path string) string {
+	if strings.HasSuffix(path, "]") {
+		if i := strings.LastIndexByte(path, '['); i > 0 {
+			return path[:i]
+		}
+	}
+	if i := strings.LastIndexByte(path, '.'); i > 0 {
+		return path[:i]
+	}
+	return "$"
 }
 
 var (
