@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"os"
 	"reflect"
 	"regexp"
 	"strings"
@@ -24,6 +25,11 @@ func FuzzParseScenario(f *testing.F) {
 		}
 		f.Add(src)
 	}
+	example, err := os.ReadFile("testdata/every-action.yaml")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(example)
 	for _, s := range []string{
 		"",
 		"name: x\n",
@@ -74,7 +80,8 @@ func FuzzParseScenario(f *testing.F) {
 		if len(s.Events) == 0 || len(s.Events) > scenario.MaxEvents {
 			t.Fatalf("accepted %d events", len(s.Events))
 		}
-		sent := map[string]string{}
+		sent := map[string]scenario.Event{}
+		delivered, replied, paused := map[string]bool{}, map[string]bool{}, map[string]bool{}
 		for i, ev := range s.Events {
 			if ev.T < 0 || (i > 0 && ev.T < s.Events[i-1].T) {
 				t.Fatalf("event %d at %d: times negative or out of order", i, ev.T)
@@ -85,20 +92,60 @@ func FuzzParseScenario(f *testing.F) {
 			if !actorRE.MatchString(ev.Actor) {
 				t.Fatalf("event %d: actor %q", i, ev.Actor)
 			}
+			if ev.Actor == "clock" && ev.Action != scenario.ActionExpire {
+				t.Fatalf("event %d: the clock does %s", i, ev.Action)
+			}
+			// A paused actor does nothing but resume.
+			switch {
+			case ev.Action == scenario.ActionResume && !paused[ev.Actor]:
+				t.Fatalf("event %d: %s resumes without a pause", i, ev.Actor)
+			case ev.Action != scenario.ActionResume && paused[ev.Actor]:
+				t.Fatalf("event %d: %s does %s while paused", i, ev.Actor, ev.Action)
+			}
 			switch ev.Action {
-			case scenario.ActionSend:
-				sent[ev.Heartbeat] = ev.Actor
-			case scenario.ActionDeliver:
-				if from, ok := sent[ev.Heartbeat]; !ok || from != ev.Actor {
-					t.Fatalf("event %d delivers %q, sent by %q", i, ev.Heartbeat, from)
+			case scenario.ActionPause:
+				paused[ev.Actor] = true
+			case scenario.ActionResume:
+				paused[ev.Actor] = false
+			}
+			switch ev.Action {
+			case scenario.ActionSend, scenario.ActionWriteSend:
+				if _, dup := sent[ev.Heartbeat]; dup || ev.Heartbeat == "" {
+					t.Fatalf("event %d sends %q again", i, ev.Heartbeat)
 				}
+				sent[ev.Heartbeat] = ev
+			case scenario.ActionDeliver, scenario.ActionWriteDeliver:
+				kind := map[scenario.Action]scenario.Action{scenario.ActionDeliver: scenario.ActionSend, scenario.ActionWriteDeliver: scenario.ActionWriteSend}[ev.Action]
+				from, ok := sent[ev.Heartbeat]
+				if !ok || from.Actor != ev.Actor || from.Action != kind || delivered[ev.Heartbeat] {
+					t.Fatalf("event %d delivers %q, sent by %q with %s", i, ev.Heartbeat, from.Actor, from.Action)
+				}
+				delivered[ev.Heartbeat] = true
+			case scenario.ActionReply:
+				if from := sent[ev.Heartbeat]; !delivered[ev.Heartbeat] || replied[ev.Heartbeat] || from.Action != scenario.ActionSend || from.Actor != ev.Actor {
+					t.Fatalf("event %d replies to %q, not a heartbeat %s sent and delivered and not replied to", i, ev.Heartbeat, ev.Actor)
+				}
+				replied[ev.Heartbeat] = true
 			case scenario.ActionWrite:
 				if ev.Epoch == nil || *ev.Epoch < 0 {
 					t.Fatalf("event %d: write with epoch %v", i, ev.Epoch)
 				}
 			}
-			if (ev.Action == scenario.ActionWrite || ev.Action == scenario.ActionEffect) && !json.Valid(ev.Value) {
-				t.Fatalf("event %d: value %q is not JSON", i, ev.Value)
+			switch ev.Action {
+			case scenario.ActionWrite, scenario.ActionEffect, scenario.ActionWriteSend:
+				if !json.Valid(ev.Value) {
+					t.Fatalf("event %d: value %q is not JSON", i, ev.Value)
+				}
+			default:
+				if ev.Value != nil {
+					t.Fatalf("event %d: %s carries a value", i, ev.Action)
+				}
+			}
+			// Every event is a move the move log reads back.
+			mv := ev.Move()
+			back, err := scenario.ParseMove(mv.String())
+			if err != nil || !back.Same(mv) {
+				t.Fatalf("event %d as a move %q reads back as %v, %v", i, mv, back, err)
 			}
 		}
 		if s.Initial != nil && !actorRE.MatchString(s.Initial.Owner) {
