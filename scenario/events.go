@@ -5,7 +5,8 @@ import (
 	"strings"
 )
 
-// eventFields says which fields an action takes besides t, actor and note. Heartbeats name themselves with heartbeat:, delayed writes with
+// eventFields says which fields an action takes besides t, actor, note and
+// ask. Heartbeats name themselves with heartbeat:, delayed writes with
 // message:; both become Event.Heartbeat.
 type eventFields struct {
 	heartbeat bool // heartbeat: NAME, required
@@ -147,6 +148,13 @@ func (f *file) event(s *Scenario, i int, fe fileEvent) (Event, error) {
 		ev.Value = v
 	case fe.Value != nil:
 		return ev, f.errAt(p+".value", "event %d: value is only for %s", i, actionsTaking(func(x eventFields) bool { return x.value }))
+	}
+	if fe.Ask != nil {
+		a, err := f.ask(p, i, act, fe.Ask)
+		if err != nil {
+			return ev, err
+		}
+		ev.Ask = a
 	}
 	return ev, nil
 }

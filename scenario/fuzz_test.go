@@ -147,6 +147,20 @@ func FuzzParseScenario(f *testing.F) {
 			if err != nil || !back.Same(mv) {
 				t.Fatalf("event %d as a move %q reads back as %v, %v", i, mv, back, err)
 			}
+			if a := ev.Ask; a != nil {
+				checkAsk(t, i, a, s.Actors())
+			}
+		}
+		goals := s.Goals()
+		if len(goals) == 0 || len(goals) > scenario.MaxGoals {
+			t.Fatalf("%d goals", len(goals))
+		}
+		ids := map[string]bool{}
+		for _, g := range goals {
+			if ids[g.ID] || g.ID == "" || strings.TrimSpace(g.Text) == "" || !slicesContains(scenario.Predicates(), g.When) {
+				t.Fatalf("goal %+v", g)
+			}
+			ids[g.ID] = true
 		}
 		if s.Initial != nil && !actorRE.MatchString(s.Initial.Owner) {
 			t.Fatalf("initial owner %q", s.Initial.Owner)
@@ -172,6 +186,34 @@ func FuzzParseScenario(f *testing.F) {
 		}
 		sameScenario(t, "re-resolved", s, same)
 	})
+}
+
+// checkAsk checks an accepted question from outside: 2 to 6 unique,
+// non-empty, short choices, each one the fact could take.
+func checkAsk(t *testing.T, i int, a *scenario.Ask, actors []string) {
+	t.Helper()
+	if strings.TrimSpace(a.Question) == "" || !slicesContains(scenario.Abouts(), a.About) {
+		t.Fatalf("event %d: ask %+v", i, *a)
+	}
+	if len(a.Choices) < 2 || len(a.Choices) > scenario.MaxChoices {
+		t.Fatalf("event %d: %d choices", i, len(a.Choices))
+	}
+	seen := map[string]bool{}
+	for _, c := range a.Choices {
+		if c == "" || seen[c] || len([]rune(c)) > scenario.MaxChoiceRunes {
+			t.Fatalf("event %d: choice %q", i, c)
+		}
+		seen[c] = true
+		if vals := a.About.Values(); vals != nil && !slicesContains(vals, c) {
+			t.Fatalf("event %d: choice %q cannot be a %s", i, c, a.About)
+		}
+		if a.About == scenario.AboutOwner && !slicesContains(actors, c) {
+			t.Fatalf("event %d: owner choice %q is not an actor of %v", i, c, actors)
+		}
+		if got, ok := a.Right(c); !ok || got != c {
+			t.Fatalf("event %d: choice %q is not right when it is the fact", i, c)
+		}
+	}
 }
 
 // parseLimit bounds one Parse: a scenario file must never hang leaserace.
@@ -218,7 +260,7 @@ func sameScenario(t *testing.T, how string, a, b *scenario.Scenario) {
 		{"name", a.Name, b.Name}, {"title", a.Title, b.Title}, {"lease", a.Lease, b.Lease},
 		{"window", a.Window, b.Window}, {"ttl", a.TTL, b.TTL}, {"times", a.Times, b.Times},
 		{"initial", a.Initial, b.Initial}, {"resource", a.Resource, b.Resource},
-		{"events", a.Events, b.Events}, {"expect", a.Expect, b.Expect},
+		{"events", a.Events, b.Events}, {"expect", a.Expect, b.Expect}, {"goals", a.Goals(), b.Goals()},
 	} {
 		if !reflect.DeepEqual(c.x, c.y) {
 			t.Fatalf("%s: %s differs:\n%+v\n%+v", how, c.field, c.x, c.y)

@@ -54,6 +54,7 @@ type file struct {
 	Initial     fileInitial      `yaml:"initial"`
 	Events      []fileEvent      `yaml:"events"`
 	Expect      []fileExpect     `yaml:"expect"`
+	Goals       []fileGoal       `yaml:"goals"`
 
 	path string
 	src  []byte
@@ -92,6 +93,7 @@ type fileEvent struct {
 	Epoch     *int64     `yaml:"epoch"`
 	Value     any        `yaml:"value"`
 	Note      string     `yaml:"note"`
+	Ask       *fileAsk   `yaml:"ask"`
 }
 
 type fileExpect struct {
@@ -434,6 +436,14 @@ func build(raw *file, source string, override map[string]int64) (*Scenario, erro
 	if err := raw.checkTimeline(s); err != nil {
 		return nil, err
 	}
+	if err := raw.checkAskOwners(s); err != nil {
+		return nil, err
+	}
+	goals, err := raw.goalList()
+	if err != nil {
+		return nil, err
+	}
+	s.goals = goals
 
 	for i, fx := range raw.Expect {
 		ex, err := raw.expect(i, fx)

@@ -196,6 +196,9 @@ type Event struct {
 	Value json.RawMessage
 	// Note is an optional line the scenario author adds to the narration.
 	Note string
+	// Ask is an optional question put to the viewer before the step runs;
+	// nil when the event asks nothing.
+	Ask *Ask
 	// Index is the event's position in the file, for error messages and ties.
 	Index int
 	// Pos is "line:column" of the event in its file, when known.
@@ -250,6 +253,8 @@ type Scenario struct {
 	// Events sorted by time, ties kept in file order.
 	Events []Event
 	Expect []Expectation
+	// goals are the file's own goals; Goals falls back to DefaultGoals.
+	goals []Goal
 	// raw keeps the unresolved form so times can be varied and re-resolved.
 	raw *file
 }
