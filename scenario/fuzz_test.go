@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"os"
 	"reflect"
 	"regexp"
 	"strings"
@@ -24,6 +25,11 @@ func FuzzParseScenario(f *testing.F) {
 		}
 		f.Add(src)
 	}
+	example, err := os.ReadFile("testdata/every-action.yaml")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(example)
 	for _, s := range []string{
 		"",
 		"name: x\n",
@@ -74,7 +80,8 @@ func FuzzParseScenario(f *testing.F) {
 		if len(s.Events) == 0 || len(s.Events) > scenario.MaxEvents {
 			t.Fatalf("accepted %d events", len(s.Events))
 		}
-		sent := map[string]string{}
+		sent := map[string]scenario.Event{}
+		delivered, replied, paused := map[string]bool{}, map[string]bool{}, map[string]bool{}
 		for i, ev := range s.Events {
 			if ev.T < 0 || (i > 0 && ev.T < s.Events[i-1].T) {
 				t.Fatalf("event %d at %d: times negative or out of order", i, ev.T)
@@ -85,21 +92,75 @@ func FuzzParseScenario(f *testing.F) {
 			if !actorRE.MatchString(ev.Actor) {
 				t.Fatalf("event %d: actor %q", i, ev.Actor)
 			}
+			if ev.Actor == "clock" && ev.Action != scenario.ActionExpire {
+				t.Fatalf("event %d: the clock does %s", i, ev.Action)
+			}
+			// A paused actor does nothing but resume.
+			switch {
+			case ev.Action == scenario.ActionResume && !paused[ev.Actor]:
+				t.Fatalf("event %d: %s resumes without a pause", i, ev.Actor)
+			case ev.Action != scenario.ActionResume && paused[ev.Actor]:
+				t.Fatalf("event %d: %s does %s while paused", i, ev.Actor, ev.Action)
+			}
 			switch ev.Action {
-			case scenario.ActionSend:
-				sent[ev.Heartbeat] = ev.Actor
-			case scenario.ActionDeliver:
-				if from, ok := sent[ev.Heartbeat]; !ok || from != ev.Actor {
-					t.Fatalf("event %d delivers %q, sent by %q", i, ev.Heartbeat, from)
+			case scenario.ActionPause:
+				paused[ev.Actor] = true
+			case scenario.ActionResume:
+				paused[ev.Actor] = false
+			}
+			switch ev.Action {
+			case scenario.ActionSend, scenario.ActionWriteSend:
+				if _, dup := sent[ev.Heartbeat]; dup || ev.Heartbeat == "" {
+					t.Fatalf("event %d sends %q again", i, ev.Heartbeat)
 				}
+				sent[ev.Heartbeat] = ev
+			case scenario.ActionDeliver, scenario.ActionWriteDeliver:
+				kind := map[scenario.Action]scenario.Action{scenario.ActionDeliver: scenario.ActionSend, scenario.ActionWriteDeliver: scenario.ActionWriteSend}[ev.Action]
+				from, ok := sent[ev.Heartbeat]
+				if !ok || from.Actor != ev.Actor || from.Action != kind || delivered[ev.Heartbeat] {
+					t.Fatalf("event %d delivers %q, sent by %q with %s", i, ev.Heartbeat, from.Actor, from.Action)
+				}
+				delivered[ev.Heartbeat] = true
+			case scenario.ActionReply:
+				if from := sent[ev.Heartbeat]; !delivered[ev.Heartbeat] || replied[ev.Heartbeat] || from.Action != scenario.ActionSend || from.Actor != ev.Actor {
+					t.Fatalf("event %d replies to %q, not a heartbeat %s sent and delivered and not replied to", i, ev.Heartbeat, ev.Actor)
+				}
+				replied[ev.Heartbeat] = true
 			case scenario.ActionWrite:
 				if ev.Epoch == nil || *ev.Epoch < 0 {
 					t.Fatalf("event %d: write with epoch %v", i, ev.Epoch)
 				}
 			}
-			if (ev.Action == scenario.ActionWrite || ev.Action == scenario.ActionEffect) && !json.Valid(ev.Value) {
-				t.Fatalf("event %d: value %q is not JSON", i, ev.Value)
+			switch ev.Action {
+			case scenario.ActionWrite, scenario.ActionEffect, scenario.ActionWriteSend:
+				if !json.Valid(ev.Value) {
+					t.Fatalf("event %d: value %q is not JSON", i, ev.Value)
+				}
+			default:
+				if ev.Value != nil {
+					t.Fatalf("event %d: %s carries a value", i, ev.Action)
+				}
 			}
+			// Every event is a move the move log reads back.
+			mv := ev.Move()
+			back, err := scenario.ParseMove(mv.String())
+			if err != nil || !back.Same(mv) {
+				t.Fatalf("event %d as a move %q reads back as %v, %v", i, mv, back, err)
+			}
+			if a := ev.Ask; a != nil {
+				checkAsk(t, i, a, s.Actors())
+			}
+		}
+		goals := s.Goals()
+		if len(goals) == 0 || len(goals) > scenario.MaxGoals {
+			t.Fatalf("%d goals", len(goals))
+		}
+		ids := map[string]bool{}
+		for _, g := range goals {
+			if ids[g.ID] || g.ID == "" || strings.TrimSpace(g.Text) == "" || !slicesContains(scenario.Predicates(), g.When) {
+				t.Fatalf("goal %+v", g)
+			}
+			ids[g.ID] = true
 		}
 		if s.Initial != nil && !actorRE.MatchString(s.Initial.Owner) {
 			t.Fatalf("initial owner %q", s.Initial.Owner)
@@ -125,6 +186,34 @@ func FuzzParseScenario(f *testing.F) {
 		}
 		sameScenario(t, "re-resolved", s, same)
 	})
+}
+
+// checkAsk checks an accepted question from outside: 2 to 6 unique,
+// non-empty, short choices, each one the fact could take.
+func checkAsk(t *testing.T, i int, a *scenario.Ask, actors []string) {
+	t.Helper()
+	if strings.TrimSpace(a.Question) == "" || !slicesContains(scenario.Abouts(), a.About) {
+		t.Fatalf("event %d: ask %+v", i, *a)
+	}
+	if len(a.Choices) < 2 || len(a.Choices) > scenario.MaxChoices {
+		t.Fatalf("event %d: %d choices", i, len(a.Choices))
+	}
+	seen := map[string]bool{}
+	for _, c := range a.Choices {
+		if c == "" || seen[c] || len([]rune(c)) > scenario.MaxChoiceRunes {
+			t.Fatalf("event %d: choice %q", i, c)
+		}
+		seen[c] = true
+		if vals := a.About.Values(); vals != nil && !slicesContains(vals, c) {
+			t.Fatalf("event %d: choice %q cannot be a %s", i, c, a.About)
+		}
+		if a.About == scenario.AboutOwner && !slicesContains(actors, c) {
+			t.Fatalf("event %d: owner choice %q is not an actor of %v", i, c, actors)
+		}
+		if got, ok := a.Right(c); !ok || got != c {
+			t.Fatalf("event %d: choice %q is not right when it is the fact", i, c)
+		}
+	}
 }
 
 // parseLimit bounds one Parse: a scenario file must never hang leaserace.
@@ -171,7 +260,7 @@ func sameScenario(t *testing.T, how string, a, b *scenario.Scenario) {
 		{"name", a.Name, b.Name}, {"title", a.Title, b.Title}, {"lease", a.Lease, b.Lease},
 		{"window", a.Window, b.Window}, {"ttl", a.TTL, b.TTL}, {"times", a.Times, b.Times},
 		{"initial", a.Initial, b.Initial}, {"resource", a.Resource, b.Resource},
-		{"events", a.Events, b.Events}, {"expect", a.Expect, b.Expect},
+		{"events", a.Events, b.Events}, {"expect", a.Expect, b.Expect}, {"goals", a.Goals(), b.Goals()},
 	} {
 		if !reflect.DeepEqual(c.x, c.y) {
 			t.Fatalf("%s: %s differs:\n%+v\n%+v", how, c.field, c.x, c.y)

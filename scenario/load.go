@@ -54,6 +54,7 @@ type file struct {
 	Initial     fileInitial      `yaml:"initial"`
 	Events      []fileEvent      `yaml:"events"`
 	Expect      []fileExpect     `yaml:"expect"`
+	Goals       []fileGoal       `yaml:"goals"`
 
 	path string
 	src  []byte
@@ -87,10 +88,12 @@ type fileEvent struct {
 	Actor     string     `yaml:"actor"`
 	Action    string     `yaml:"action"`
 	Heartbeat string     `yaml:"heartbeat"`
+	Message   string     `yaml:"message"`
 	Snapshot  *fileLease `yaml:"snapshot"`
 	Epoch     *int64     `yaml:"epoch"`
 	Value     any        `yaml:"value"`
 	Note      string     `yaml:"note"`
+	Ask       *fileAsk   `yaml:"ask"`
 }
 
 type fileExpect struct {
@@ -287,16 +290,50 @@ func (f *file) at(path string) (int, int) {
 		return 0, 0
 	}
 	n, err := p.FilterFile(f.ast)
-	if err != nil || n == nil || n.GetToken() == nil || n.GetToken().Position == nil {
+	if err != nil || n == nil {
+		return 0, 0
+	}
+	// A block mapping's token is its first key's colon; a person looks
+	// for where its first key starts.
+	switch m := n.(type) {
+	case *ast.MappingNode:
+		if !m.IsFlowStyle && len(m.Values) > 0 && m.Values[0].Key != nil {
+			n = m.Values[0].Key
+		}
+	case *ast.MappingValueNode:
+		if m.Key != nil {
+			n = m.Key
+		}
+	}
+	if n.GetToken() == nil || n.GetToken().Position == nil {
 		return 0, 0
 	}
 	pos := n.GetToken().Position
 	return pos.Line, pos.Column
 }
 
+// errAt is an error at a YAML path; when the path is not in the file (a
+// missing field), at its nearest enclosing node that is.
 func (f *file) errAt(path, format string, args ...any) *Error {
 	l, c := f.at(path)
+	for l == 0 && path != "$" && path != "" {
+		path = parentPath(path)
+		l, c = f.at(path)
+	}
 	return &Error{File: f.path, Line: l, Column: c, Msg: fmt.Sprintf(format, args...)}
+}
+
+// parentPath is the path one level up: $.events[2].ask → $.events[2] → $.events.
+func parentPath(path string) string {
+	if strings.HasSuffix(path, "]") {
+		if i := strings.LastIndexByte(path, '['); i > 0 {
+			return path[:i]
+		}
+	}
+	if i := strings.LastIndexByte(path, '.'); i > 0 {
+		return path[:i]
+	}
+	return "$"
 }
 
 var (
@@ -399,6 +436,14 @@ func build(raw *file, source string, override map[string]int64) (*Scenario, erro
 	if err := raw.checkTimeline(s); err != nil {
 		return nil, err
 	}
+	if err := raw.checkAskOwners(s); err != nil {
+		return nil, err
+	}
+	goals, err := raw.goalList()
+	if err != nil {
+		return nil, err
+	}
+	s.goals = goals
 
 	for i, fx := range raw.Expect {
 		ex, err := raw.expect(i, fx)
@@ -453,117 +498,6 @@ func (f *file) lease(c *fileLease, path string, full bool) (Lease, error) {
 		return l, err
 	}
 	return l, nil
-}
-
-func (f *file) event(s *Scenario, i int, fe fileEvent) (Event, error) {
-	p := fmt.Sprintf("$.events[%d]", i)
-	ev := Event{Index: i, Actor: fe.Actor, Heartbeat: fe.Heartbeat, Note: fe.Note}
-	if l, c := f.at(p); l > 0 {
-		ev.Pos = fmt.Sprintf("%d:%d", l, c)
-	}
-	t, expr, err := resolveTime(fe.T, s.Times)
-	if err != nil {
-		return ev, f.errAt(p+".t", "event %d: %v", i, err)
-	}
-	ev.T, ev.TExpr = t, expr
-	act := Action(fe.Action)
-	known := false
-	for _, a := range Actions() {
-		known = known || a == act
-	}
-	if !known {
-		return ev, f.errAt(p+".action", "event %d: action %q: want one of acquire, heartbeat.send, heartbeat.deliver, effect, write, expire", i, fe.Action)
-	}
-	ev.Action = act
-	if act != ActionExpire || fe.Actor != "" {
-		if !actorRE.MatchString(fe.Actor) {
-			return ev, f.errAt(p+".actor", "event %d: actor %q: want a short name such as A or B (letters, digits, _ or -, at most 16)", i, fe.Actor)
-		}
-	}
-	if act == ActionExpire && ev.Actor == "" {
-		ev.Actor = "clock"
-	}
-	switch act {
-	case ActionSend, ActionDeliver:
-		if fe.Heartbeat == "" || !timeNameR.MatchString(fe.Heartbeat) {
-			return ev, f.errAt(p, "event %d: %s needs heartbeat: NAME (letters, digits or _)", i, act)
-		}
-	default:
-		if fe.Heartbeat != "" {
-			return ev, f.errAt(p+".heartbeat", "event %d: heartbeat is only for heartbeat.send and heartbeat.deliver", i)
-		}
-	}
-	if fe.Snapshot != nil {
-		if act != ActionSend {
-			return ev, f.errAt(p+".snapshot", "event %d: snapshot is only for heartbeat.send", i)
-		}
-		l, err := f.lease(fe.Snapshot, p+".snapshot", true)
-		if err != nil {
-			return ev, err
-		}
-		ev.Snapshot = &l
-	}
-	switch act {
-	case ActionWrite:
-		if fe.Epoch == nil {
-			return ev, f.errAt(p, "event %d: write needs epoch", i)
-		}
-		if *fe.Epoch < 0 {
-			return ev, f.errAt(p+".epoch", "event %d: epoch %d: epochs are nonnegative", i, *fe.Epoch)
-		}
-		ev.Epoch = fe.Epoch
-	default:
-		if fe.Epoch != nil {
-			return ev, f.errAt(p+".epoch", "event %d: epoch is only for write (an effect uses the actor's fence)", i)
-		}
-	}
-	if act == ActionWrite || act == ActionEffect {
-		v, err := jsonValue(fe.Value)
-		if err != nil {
-			return ev, f.errAt(p+".value", "event %d: value: %v", i, err)
-		}
-		ev.Value = v
-	} else if fe.Value != nil {
-		return ev, f.errAt(p+".value", "event %d: value is only for effect and write", i)
-	}
-	return ev, nil
-}
-
-// checkTimeline checks what needs the whole timeline: heartbeats are sent
-// once and delivered once after they are sent; leases exist before use.
-func (f *file) checkTimeline(s *Scenario) error {
-	sent := map[string]Event{}
-	delivered := map[string]bool{}
-	for _, ev := range s.Events {
-		p := fmt.Sprintf("$.events[%d]", ev.Index)
-		switch ev.Action {
-		case ActionAcquire:
-			if s.Initial == nil {
-				return f.errAt(p, "event %d: acquire takes over the lease row, so initial.coordinator must declare it", ev.Index)
-			}
-		case ActionSend:
-			if _, dup := sent[ev.Heartbeat]; dup {
-				return f.errAt(p+".heartbeat", "event %d: heartbeat %s is sent twice; give each message its own name", ev.Index, ev.Heartbeat)
-			}
-			if s.Initial == nil && ev.Snapshot == nil {
-				return f.errAt(p, "event %d: a heartbeat carries a lease snapshot, so initial.coordinator must declare the row", ev.Index)
-			}
-			sent[ev.Heartbeat] = ev
-		case ActionDeliver:
-			snd, ok := sent[ev.Heartbeat]
-			if !ok {
-				return f.errAt(p+".heartbeat", "event %d: heartbeat %s is delivered at %d but not sent before then", ev.Index, ev.Heartbeat, ev.T)
-			}
-			if delivered[ev.Heartbeat] {
-				return f.errAt(p+".heartbeat", "event %d: heartbeat %s is delivered twice", ev.Index, ev.Heartbeat)
-			}
-			if snd.Actor != ev.Actor {
-				return f.errAt(p+".actor", "event %d: heartbeat %s was sent by %s, so %s cannot deliver it", ev.Index, ev.Heartbeat, snd.Actor, ev.Actor)
-			}
-			delivered[ev.Heartbeat] = true
-		}
-	}
-	return nil
 }
 
 func (f *file) expect(i int, fx fileExpect) (Expectation, error) {

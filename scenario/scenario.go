@@ -163,12 +163,15 @@ const (
 
 // Actions lists every action a scenario file may use.
 func Actions() []Action {
-	return []Action{ActionAcquire, ActionSend, ActionDeliver, ActionEffect, ActionWrite, ActionExpire}
+	return []Action{
+		ActionAcquire, ActionSend, ActionDeliver, ActionReply, ActionEffect, ActionWrite,
+		ActionWriteSend, ActionWriteDeliver, ActionExpire, ActionPause, ActionResume, ActionRelease,
+	}
 }
 
 // AllActions lists every action a move may have, file actions first.
 func AllActions() []Action {
-	return append(Actions(), ActionReply, ActionWriteSend, ActionWriteDeliver, ActionPause, ActionResume, ActionRelease, ActionDrop, ActionAdvance)
+	return append(Actions(), ActionDrop, ActionAdvance)
 }
 
 // Event is one thing that happens at a logical time.
@@ -179,16 +182,23 @@ type Event struct {
 	TExpr  string
 	Actor  string
 	Action Action
-	// Heartbeat names the message for heartbeat.send and heartbeat.deliver.
+	// Heartbeat names the message of every action that has one: the
+	// heartbeat of heartbeat.send, heartbeat.deliver and heartbeat.reply
+	// (the file's heartbeat: field), and the write of write.send and
+	// write.deliver (the file's message: field). Heartbeats and writes
+	// share one namespace, so the name alone identifies the message.
 	Heartbeat string
 	// Snapshot optionally overrides the cached lease a heartbeat carries.
 	Snapshot *Lease
 	// Epoch is set for write events (an explicit fencing epoch).
 	Epoch *int64
-	// Value is the JSON value an effect or write carries.
+	// Value is the JSON value an effect, write or write.send carries.
 	Value json.RawMessage
 	// Note is an optional line the scenario author adds to the narration.
 	Note string
+	// Ask is an optional question put to the viewer before the step runs;
+	// nil when the event asks nothing.
+	Ask *Ask
 	// Index is the event's position in the file, for error messages and ties.
 	Index int
 	// Pos is "line:column" of the event in its file, when known.
@@ -243,6 +253,8 @@ type Scenario struct {
 	// Events sorted by time, ties kept in file order.
 	Events []Event
 	Expect []Expectation
+	// goals are the file's own goals; Goals falls back to DefaultGoals.
+	goals []Goal
 	// raw keeps the unresolved form so times can be varied and re-resolved.
 	raw *file
 }

@@ -119,6 +119,10 @@ func TestMalformedFilesNameLineAndColumn(t *testing.T) {
 		{"standard tag on a scalar", base + "events:\n  - {t: 1, actor: !!str A, action: write, epoch: 1}\n" + okTail[len("events:\n  - {t: 1, actor: A, action: write, epoch: 1}\n"):], "x.yaml:5:19: YAML tags"},
 		{"tag on the document", "!doc\n" + base + okTail, "x.yaml:1:1: YAML tags"},
 		{"bad actor", base + "events:\n  - {t: 1, actor: \"A'); DROP\", action: write, epoch: 1}\n", "actor \"A'); DROP\""},
+		// A missing field is reported where its mapping is, and a block
+		// mapping where its first key starts.
+		{"missing actor", base + "events:\n  - {t: 1, action: write, epoch: 1}\n", "x.yaml:5:5: event 0: actor \"\""},
+		{"block-style event without its epoch", base + "events:\n  - t: 1\n    actor: A\n    action: write\n", "x.yaml:5:5: event 0: write needs epoch"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
