@@ -85,11 +85,12 @@ type Belief struct {
 	Holds bool `json:"holds"`
 }
 
-// Step results: what a step came to, for the timeline.
+// Step results: what a step came to, for the timeline. The words are the
+// scenario's, so a question about a step's result is answered in them.
 const (
-	ResultDone    = "done"    // it ran and the server or resource said yes
-	ResultRefused = "refused" // zero rows, or the resource answered 409
-	ResultNoCall  = "no call" // the actor made no call (it knew better, or held nothing)
+	ResultDone    = scenario.ResultDone    // it ran and the server or resource said yes
+	ResultRefused = scenario.ResultRefused // zero rows, or the resource answered 409
+	ResultNoCall  = scenario.ResultNoCall  // the actor made no call (it knew better, or held nothing)
 )
 
 // Step is what one move did, as the transcript and the TUI show it.

@@ -1,0 +1,224 @@
+package engine
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/leaserace/leaserace/engine/transcript"
+	"github.com/leaserace/leaserace/scenario"
+)
+
+// Option is a move a learner may make now, with what it will do in words.
+type Option struct {
+	Move scenario.Move
+	// Words say what the move does: "deliver hb1 — A's heartbeat sent at
+	// 1055 — now, at 1071".
+	Words string
+	// Scripted is set when the move plays one of the scenario's events.
+	Scripted bool
+}
+
+// Options lists the moves enabled at the cursor of a live run, for play
+// mode: deliver or drop each message in flight, move the clock one tick
+// or to the next time that matters, and have each actor acquire, send a
+// heartbeat, write its effect, pause or resume (the last two only in
+// scenarios that pause). A replay has none.
+func (r *Run) Options() []Option {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	l, ok := r.be.(*live)
+	if !ok {
+		return nil
+	}
+	w := l.w
+	w.now = r.now
+	return w.options(true)
+}
+
+// options lists the moves enabled now. Without free, only the scenario's
+// own events (each once), the messages in flight and the clock: the move
+// graph an exhaustive search walks. With free, a learner's extra moves
+// too: any actor may acquire, send a heartbeat, or write while it
+// believes it holds the lease.
+func (w *world) options(free bool) []Option {
+	var out []Option
+	add := func(mv scenario.Move, words string) {
+		if w.check(mv) != nil || slices.ContainsFunc(out, func(o Option) bool { return o.Move.Same(mv) }) {
+			return
+		}
+		out = append(out, Option{Move: mv, Words: words, Scripted: w.event(mv) >= 0})
+	}
+	now := w.now
+	for _, m := range w.flight {
+		act := scenario.ActionDeliver
+		switch m.Kind {
+		case transcript.KindWrite:
+			act = scenario.ActionWriteDeliver
+		case transcript.KindReply:
+			act = scenario.ActionReply
+		}
+		add(scenario.Move{T: now, Actor: m.From, Action: act, Msg: m.ID},
+			fmt.Sprintf("deliver %s — %s sent at %d — now, at %d", m.ID, messageWords(m), m.Sent, now))
+		add(scenario.Move{T: now, Actor: m.From, Action: scenario.ActionDrop, Msg: m.ID},
+			fmt.Sprintf("drop %s — the network loses %s sent at %d", m.ID, messageWords(m), m.Sent))
+	}
+	// The scenario's own events not played yet, at the current time.
+	for i, ev := range w.sc.Events {
+		if w.played[i] || ev.Action == scenario.ActionExpire {
+			continue
+		}
+		mv := ev.Move()
+		mv.T = now
+		add(mv, w.moveWords(mv, ev.T))
+	}
+	if free {
+		for _, a := range w.order {
+			b := w.beliefs[a]
+			if b.paused {
+				continue
+			}
+			add(scenario.Move{T: now, Actor: a, Action: scenario.ActionAcquire}, w.moveWords(scenario.Move{T: now, Actor: a, Action: scenario.ActionAcquire}, -1))
+			if b.lease != nil {
+				mv := scenario.Move{T: now, Actor: a, Action: scenario.ActionSend, Msg: w.newMessageName(a, scenario.ActionSend, "hb")}
+				add(mv, w.moveWords(mv, -1))
+			}
+			if _, holds := w.holds(a, now); holds {
+				mv := scenario.Move{T: now, Actor: a, Action: scenario.ActionEffect}
+				add(mv, w.moveWords(mv, -1))
+			}
+			if w.uses(scenario.ActionPause) {
+				mv := scenario.Move{T: now, Actor: a, Action: scenario.ActionPause}
+				add(mv, w.moveWords(mv, -1))
+			}
+		}
+		for _, a := range w.order {
+			if w.beliefs[a].paused {
+				mv := scenario.Move{T: now, Actor: a, Action: scenario.ActionResume}
+				add(mv, w.moveWords(mv, -1))
+			}
+		}
+	}
+	for _, t := range w.clockStops(free) {
+		add(scenario.Move{T: t, Actor: scenario.ClockActor, Action: scenario.ActionAdvance}, w.clockWords(t))
+	}
+	return out
+}
+
+// uses reports whether the scenario has an event with action a.
+func (w *world) uses(a scenario.Action) bool {
+	return slices.ContainsFunc(w.sc.Events, func(ev scenario.Event) bool { return ev.Action == a })
+}
+
+// clockStops are the times the clock may move on to: the next time that
+// matters (a scripted time, an expiry, a message's due time) and, for a
+// learner, the next tick.
+func (w *world) clockStops(free bool) []int64 {
+	next := int64(-1)
+	consider := func(t int64) {
+		if t > w.now && (next < 0 || t < next) {
+			next = t
+		}
+	}
+	for i, ev := range w.sc.Events {
+		if !w.played[i] {
+			consider(ev.T)
+		}
+	}
+	if w.coord != nil {
+		consider(w.coord.ExpiresAt)
+	}
+	for _, b := range w.beliefs {
+		if b.lease != nil {
+			consider(b.lease.ExpiresAt)
+		}
+	}
+	for _, m := range w.flight {
+		consider(m.Due)
+	}
+	var out []int64
+	if free && w.now+1 <= w.sc.Window.To && w.now+1 != next {
+		out = append(out, w.now+1)
+	}
+	if next >= 0 {
+		out = append(out, next)
+	}
+	return out
+}
+
+func (w *world) clockWords(t int64) string {
+	var why []string
+	for i, ev := range w.sc.Events {
+		if !w.played[i] && ev.T == t {
+			why = append(why, fmt.Sprintf("%s's %s is scripted then", ev.Actor, ev.Action.Verb()))
+			break
+		}
+	}
+	if w.coord != nil && w.coord.ExpiresAt == t {
+		why = append(why, fmt.Sprintf("%s's lease expires", w.coord.Owner))
+	}
+	for _, m := range w.flight {
+		if m.Due == t {
+			why = append(why, fmt.Sprintf("%s is due", m.ID))
+		}
+	}
+	held := ""
+	if len(w.flight) > 0 {
+		ids := make([]string, len(w.flight))
+		for i, m := range w.flight {
+			ids[i] = m.ID
+		}
+		held = "; " + strings.Join(ids, ", ") + " stays in flight"
+	}
+	if len(why) == 0 {
+		return fmt.Sprintf("advance the clock one tick, to %d%s", t, held)
+	}
+	return fmt.Sprintf("advance the clock to %d, when %s%s", t, strings.Join(why, " and "), held)
+}
+
+func messageWords(m transcript.Message) string {
+	switch m.Kind {
+	case transcript.KindWrite:
+		return fmt.Sprintf("%s's write with fence %d", m.From, m.Epoch)
+	case transcript.KindReply:
+		return fmt.Sprintf("the reply to %s's heartbeat", m.From)
+	}
+	return fmt.Sprintf("%s's heartbeat", m.From)
+}
+
+// moveWords says what an actor's move will do; scripted is the time the
+// script has it at, -1 when it is the learner's own.
+func (w *world) moveWords(mv scenario.Move, scripted int64) string {
+	at := ""
+	if scripted >= 0 && scripted != mv.T {
+		at = fmt.Sprintf(" (scripted at %d)", scripted)
+	}
+	b := w.beliefs[mv.Actor]
+	switch mv.Action {
+	case scenario.ActionAcquire:
+		return fmt.Sprintf("%s tries to acquire the lease now, at %d: it gets it if it expired%s", mv.Actor, mv.T, at)
+	case scenario.ActionSend:
+		if b != nil && b.lease != nil {
+			return fmt.Sprintf("%s sends heartbeat %s with its cached lease (fence %d, v%d)%s", mv.Actor, mv.Msg, b.lease.Fence, b.lease.LeaseVersion, at)
+		}
+		return fmt.Sprintf("%s sends heartbeat %s, though it holds no lease%s", mv.Actor, mv.Msg, at)
+	case scenario.ActionEffect, scenario.ActionWriteSend:
+		verb := "writes its effect"
+		if mv.Action == scenario.ActionWriteSend {
+			verb = "sends its write " + mv.Msg + " into the network"
+		}
+		if l, holds := w.holds(mv.Actor, mv.T); holds {
+			return fmt.Sprintf("%s %s with fence %d (it believes it holds the lease until %d)%s", mv.Actor, verb, l.Fence, l.ExpiresAt, at)
+		}
+		return fmt.Sprintf("%s %s if it believes it holds the lease%s", mv.Actor, verb, at)
+	case scenario.ActionWrite:
+		return fmt.Sprintf("%s writes with epoch %d%s", mv.Actor, *mv.Epoch, at)
+	case scenario.ActionPause:
+		return fmt.Sprintf("%s pauses: it does nothing until it resumes%s", mv.Actor, at)
+	case scenario.ActionResume:
+		return fmt.Sprintf("%s resumes and acts on what it believed before%s", mv.Actor, at)
+	case scenario.ActionRelease:
+		return fmt.Sprintf("%s releases its lease%s", mv.Actor, at)
+	}
+	return mv.String() + at
+}
