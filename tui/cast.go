@@ -91,10 +91,8 @@ func WriteCast(w io.Writer, t transcript.Transcript, o CastOptions) error {
 		r.SetColorProfile(termenv.Ascii)
 	}
 	r.SetHasDarkBackground(true)
-	m := newModel(context.Background(), r, "", nil)
-	defer m.s.Close(context.Background())
-	m.run, m.snap, m.phase, m.cast = rp, takeSnapshot(rp), phaseReady, true
-	m.width, m.height = o.Width, o.Height
+	m := newScreen(r)
+	m.snap, m.phase, m.cast = takeSnapshot(rp), phaseReady, true
 
 	h := castHeader{Version: 2, Width: o.Width, Height: o.Height, Title: o.Title, Env: map[string]string{"TERM": "xterm-256color"}}
 	if meta := t.Meta; meta != nil {

@@ -92,7 +92,7 @@ func (g *exploreGrid) of(sc *scenario.Scenario, v batch.Vary) bool {
 
 // exploreCurrent is the cell of the run on screen: its knobs' row and its
 // varied time's column (-1 when off the map).
-func (m Model) exploreCurrent() (row, col int) {
+func (m screen) exploreCurrent() (row, col int) {
 	g := m.explore.grid
 	row, col = g.rowOf(m.snap.view.Knobs), -1
 	if t, ok := m.snap.sc.Times[g.vary.Name]; ok {
@@ -232,7 +232,7 @@ func (e opEnv) jump(ctx context.Context, o op) doneMsg {
 // exploreLines draws the map in w cells: a title, a tick line with the
 // values, a marker line, a row per knob setting, then the cursor's cell in
 // words and a legend. Columns that do not fit scroll with the cursor.
-func (m Model) exploreLines(w int) []string {
+func (m screen) exploreLines(w int) []string {
 	g, st := m.explore.grid, m.st
 	curRow, curCol := m.exploreCurrent()
 	labelW := 0
@@ -329,7 +329,7 @@ func (m Model) exploreLines(w int) []string {
 
 // exploreCell draws one cell cellW wide: brackets for the cursor, angle
 // brackets for the run on screen, so both show without colour.
-func (m Model) exploreCell(g *exploreGrid, i, j int, current bool) string {
+func (m screen) exploreCell(g *exploreGrid, i, j int, current bool) string {
 	st := m.st
 	c := g.cells[i][j]
 	body, ink := "?", &st.Faint

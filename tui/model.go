@@ -16,6 +16,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/leaserace/leaserace/engine"
 	"github.com/leaserace/leaserace/engine/transcript"
+	"github.com/leaserace/leaserace/scenario"
 	"github.com/leaserace/leaserace/tui/keys"
 	"github.com/leaserace/leaserace/tui/styles"
 )
@@ -57,10 +58,11 @@ type Config struct {
 	Offline string
 }
 
-// Model is the Bubble Tea model of the TUI. It is a value; everything it
-// started on the server lives in a shared session so any copy can Close.
-type Model struct {
-	s       *session
+// screen is everything a frame shows: a snapshot of the run and the TUI's
+// own state (what is busy, the status line, the overlays). Rendering is a
+// pure function of a screen and a size: it never calls the engine, so the
+// TUI, the asciicast writer and every SSH session draw alike.
+type screen struct {
 	st      *styles.Styles
 	keys    keys.Map
 	help    help.Model
@@ -68,23 +70,40 @@ type Model struct {
 	explore explorer
 	boot    boot
 	phase   phase
-
-	run  *engine.Run
-	snap snapshot
+	snap    snapshot
 	// replay is set when the screen shows recorded runs: the banner says
 	// so, where and when they were recorded, and why (offline).
 	replay *replayInfo
 
 	busy    bool
 	busyOp  op
-	queue   []op
 	playing bool
-	playGen int
-
 	status  []span
 	err     error
-	log     []transcript.PresenterEntry
 	lastTog *engine.Change
+	// psql is how to open psql beside the run on screen (full help).
+	psql psqlInfo
+	// play is the move menu of play mode; ask the question on screen.
+	play playMenu
+	ask  *askPrompt
+	// tally counts the questions answered so far.
+	tally transcript.AskTally
+	// cast is set for frames rendered into an asciicast: no key help, as
+	// nobody can press a key in a recording.
+	cast     bool
+	quitting bool
+}
+
+// Model is the Bubble Tea model of the TUI. It is a value; everything it
+// started on the server lives in a shared session so any copy can Close.
+type Model struct {
+	screen
+	s *session
+
+	run     *engine.Run
+	queue   []op
+	playGen int
+	log     []transcript.PresenterEntry
 
 	exportDir string
 	now       func() time.Time
@@ -92,17 +111,13 @@ type Model struct {
 	every func(time.Duration, func(time.Time) tea.Msg) tea.Cmd
 
 	width, height int
-	quitting      bool
 	// startup starts PostgreSQL and opens the first run (Run only).
 	startup tea.Cmd
 	// bootErr is why start-up failed; Run returns it after the program ends.
 	bootErr error
-	// cast is set for frames rendered into an asciicast: no key help, as
-	// nobody can press a key in a recording.
-	cast bool
+	// noAsk skips the predict-then-reveal questions.
+	noAsk bool
 
-	// psql is how to open psql beside the run on screen (full help).
-	psql psqlInfo
 	// stderr, when set, gets the psql line each time a live run comes on
 	// screen; stderrTTY says it is a terminal (Run sets both).
 	stderr    io.Writer
@@ -147,24 +162,27 @@ func NewModel(ctx context.Context, cfg Config) (Model, error) {
 }
 
 func newModel(ctx context.Context, r *lipgloss.Renderer, exportDir string, now func() time.Time) Model {
+	if now == nil {
+		now = time.Now
+	}
+	return Model{screen: newScreen(r), s: newSession(ctx), exportDir: exportDir, now: now, every: tea.Tick}
+}
+
+// newScreen is an empty screen whose styles are built on r (nil means
+// NO_COLOR-aware stdout): each SSH session has a renderer of its own.
+func newScreen(r *lipgloss.Renderer) screen {
 	if r == nil {
 		r = styles.NewRenderer(nil, false)
 	}
 	h := help.New()
 	h.ShortSeparator = " · "
-	if now == nil {
-		now = time.Now
-	}
-	m := Model{
-		s: newSession(ctx), keys: keys.Default(), help: h,
-		chooser: newChooser(), exportDir: exportDir, now: now, every: tea.Tick,
-	}
-	m.setRenderer(r)
-	return m
+	c := screen{keys: keys.Default(), help: h, chooser: newChooser()}
+	c.setRenderer(r)
+	return c
 }
 
 // setRenderer builds the styles, the help's and the spinner's on r.
-func (m *Model) setRenderer(r *lipgloss.Renderer) {
+func (m *screen) setRenderer(r *lipgloss.Renderer) {
 	st := styles.New(r)
 	m.st = &st
 	m.help.Styles = st.Help
@@ -499,7 +517,7 @@ func (m Model) entry(kind string) transcript.PresenterEntry {
 }
 
 // changeStatus says what a toggle did: the knob, then what it changed.
-func (m Model) changeStatus(ch *engine.Change) []span {
+func (m screen) changeStatus(ch *engine.Change) []span {
 	if ch == nil {
 		return nil
 	}
@@ -541,4 +559,25 @@ func exportedPaths(paths []string) string {
 		return first
 	}
 	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
+}
+
+// playMenu is play mode's menu: the moves enabled now and the one picked.
+type playMenu struct {
+	on      bool
+	options []engine.Option
+	at      int
+}
+
+// askPrompt is a predict-then-reveal question on screen: asked before its
+// step runs, answered after.
+type askPrompt struct {
+	ask scenario.Ask
+	// pick is the choice made (-1 while the question waits); right the
+	// choice that matches what really happened, once the step ran.
+	pick   int
+	answer string
+	fact   string
+	// then is the op the question holds back until a choice is made.
+	then op
+	t    int64
 }

@@ -36,7 +36,7 @@ func layoutParas(ps []para, w int) []string {
 // box draws lines in a rounded border w cells wide, at least h lines
 // inside, with the first title that fits in the top edge. Lines must
 // already fit in w-4 cells.
-func (m Model) box(titles []string, lines []string, w, h int) []string {
+func (m screen) box(titles []string, lines []string, w, h int) []string {
 	bs := &m.st.Border
 	inner := max(0, w-4)
 	top := render(bs, "╭─")
@@ -62,7 +62,7 @@ func (m Model) box(titles []string, lines []string, w, h int) []string {
 }
 
 // panes: Coordinator, In flight and Resource side by side.
-func (m Model) panes(w int, l layout) []string {
+func (m screen) panes(w int, l layout) []string {
 	const n = 3
 	if l.boxes {
 		pw := w / n
@@ -106,7 +106,7 @@ func (m Model) panes(w int, l layout) []string {
 
 // coordinatorLines is the leases row after the step, with the fields the
 // step changed highlighted and a fence that went down called a regression.
-func (m Model) coordinatorLines(w int, roomy bool) []string {
+func (m screen) coordinatorLines(w int, roomy bool) []string {
 	st, s := m.st, m.snap
 	cur := s.view.Coordinator
 	var prev *scenario.Lease
@@ -156,7 +156,7 @@ func (m Model) coordinatorLines(w int, roomy bool) []string {
 
 // changed renders a value, highlighted with what it was when the last
 // step changed it.
-func changed(m Model, now, was string, known bool) []span {
+func changed(m screen, now, was string, known bool) []span {
 	if !known || now == was {
 		return []span{styled(&m.st.Value, now)}
 	}
@@ -176,7 +176,7 @@ func hasAction(sc *scenario.Scenario, a scenario.Action) bool {
 
 // flightLines lists heartbeats on the network and whether each still
 // carries the current epoch.
-func (m Model) flightLines(w int) []string {
+func (m screen) flightLines(w int) []string {
 	st, s := m.st, m.snap
 	var ps []para
 	for _, msg := range s.view.InFlight {
@@ -211,7 +211,7 @@ func (m Model) flightLines(w int) []string {
 // the verdict spelled out.
 // With limit > 0 it keeps to that many lines by dropping the oldest
 // effects first, so the verdict is the last thing to go.
-func (m Model) resourceLines(w int, roomy bool, limit int) []string {
+func (m screen) resourceLines(w int, roomy bool, limit int) []string {
 	st, s := m.st, m.snap
 	res := s.view.Resource
 	lw := 7
@@ -249,7 +249,7 @@ func (m Model) resourceLines(w int, roomy bool, limit int) []string {
 		// pane reads without colour.
 		switch {
 		case e.Judgement == scenario.JudgedBlocked:
-			sp := []span{styled(&st.Alarm, "⛔"), plain(what + " refused: "), styled(&st.Alarm, "BLOCKED"), plain(", a valid write lost")}
+			sp := []span{styled(&st.Alarm, "⊘"), plain(what + " refused: "), styled(&st.Alarm, "BLOCKED"), plain(", a valid write lost")}
 			if roomy && e.Reason != "" {
 				sp = append(sp, plain(": "), styled(&st.Faint, e.Reason))
 			}
@@ -281,7 +281,7 @@ func (m Model) resourceLines(w int, roomy bool, limit int) []string {
 	case scenario.VerdictConflict:
 		verdict = wrap([]span{styled(&st.Warn, "⚠ "), styled(&st.Alarm, fmt.Sprintf("%d %s / CONFLICT", o.Effects, noun)), plain(refused)}, w, "", "")
 	case scenario.VerdictBlocked:
-		verdict = wrap([]span{styled(&st.Alarm, fmt.Sprintf("⛔ %d %s / BLOCKED", o.Effects, noun)), plain(refused)}, w, "", "")
+		verdict = wrap([]span{styled(&st.Alarm, fmt.Sprintf("⊘ %d %s / BLOCKED", o.Effects, noun)), plain(refused)}, w, "", "")
 		if b := blockedActor(res.Effects); b != "" {
 			verdict = append(verdict, wrap([]span{plain(b + "'s valid write refused: "), styled(&st.Alarm, "blocked"), plain(" — strict fencing is the unsuccessful fix")}, w, "", "")...)
 		}
@@ -335,7 +335,7 @@ func valueText(v json.RawMessage) string {
 
 // sqlSection is the statement the last step ran, its arguments and the
 // server's command tag, with zero rows explained.
-func (m Model) sqlSection(w int, l layout) []string {
+func (m screen) sqlSection(w int, l layout) []string {
 	st, s := m.st, m.snap
 	last := s.last()
 	inner := w
@@ -382,7 +382,7 @@ func stepLabel(s transcript.Step) string {
 	return out
 }
 
-func (m Model) sqlParas(s transcript.Step) []para {
+func (m screen) sqlParas(s transcript.Step) []para {
 	st := m.st
 	if s.SQL == "" {
 		why := "nothing reached PostgreSQL at this step"
@@ -447,7 +447,7 @@ func argText(v any) string {
 
 // narration is the last step's note, or the scenario's description before
 // the first step.
-func (m Model) narration(w int, l layout) []string {
+func (m screen) narration(w int, l layout) []string {
 	s := m.snap
 	text := strings.TrimSpace(s.sc.Description)
 	head := "What happens"

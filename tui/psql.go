@@ -53,7 +53,7 @@ func (p psqlInfo) passwordNote() string {
 // psqlHelp is the full help's block about psql beside the run. The
 // command has lines of its own, unindented, so it copies as it is: a
 // break between its settings is white space to psql too.
-func (m Model) psqlHelp(w int) []string {
+func (m screen) psqlHelp(w int) []string {
 	p := m.psql
 	if p.line == "" && p.none == "" {
 		return nil

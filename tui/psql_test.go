@@ -140,7 +140,7 @@ func TestFullHelpOfAReplayHasNoPsql(t *testing.T) {
 // in a buffer: the line of the run opened at start, then of the scenario
 // switched to; both work with the real psql.
 func TestRunWritesThePsqlLineToStderr(t *testing.T) {
-	stderr := &screen{}
+	stderr := &termOut{}
 	at := int64(1075)
 	keys, out, done := runTUI(t, context.Background(), Options{
 		Scenario: "renewal-race", Knobs: knobs(scenario.RenewalBlind, scenario.FencingOff),
@@ -180,7 +180,7 @@ func TestRunWritesThePsqlLineToStderr(t *testing.T) {
 	}
 }
 
-func stderrLines(s *screen) []string {
+func stderrLines(s *termOut) []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return strings.Split(strings.TrimSuffix(s.b.String(), "\n"), "\n")

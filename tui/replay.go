@@ -94,7 +94,7 @@ func describeEntry(e transcript.PresenterEntry) string {
 }
 
 // noColor reports whether the model draws without colour.
-func (m Model) noColor() bool {
+func (m screen) noColor() bool {
 	return m.st.Renderer != nil && m.st.Renderer.ColorProfile() == termenv.Ascii
 }
 
@@ -103,7 +103,7 @@ func (m Model) noColor() bool {
 // keys. It is empty for a live run. compact is the short form for a small
 // screen: the file, the day and the provider, and that there is no
 // PostgreSQL (standard error gives the reason on the way out).
-func (m Model) banner(w int, compact bool) []string {
+func (m screen) banner(w int, compact bool) []string {
 	ri, rec := m.replay, m.snap.rec
 	if ri == nil || rec == nil {
 		return nil

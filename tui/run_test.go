@@ -18,25 +18,25 @@ import (
 	"go.uber.org/goleak"
 )
 
-// screen collects what Run writes, safe to read while it writes.
-type screen struct {
+// termOut collects what Run writes, safe to read while it writes.
+type termOut struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (s *screen) Write(p []byte) (int, error) {
+func (s *termOut) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.Write(p)
 }
 
-func (s *screen) has(text string) bool {
+func (s *termOut) has(text string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return bytes.Contains(s.b.Bytes(), []byte(text))
 }
 
-func (s *screen) waitFor(t *testing.T, text string) {
+func (s *termOut) waitFor(t *testing.T, text string) {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for !s.has(text) {
@@ -70,10 +70,10 @@ func runSchemas(t *testing.T) []string {
 
 // runTUI starts Run in the background on the test server and returns the
 // key pipe, the screen and the channel Run's error arrives on.
-func runTUI(t *testing.T, ctx context.Context, o Options) (*io.PipeWriter, *screen, <-chan error) {
+func runTUI(t *testing.T, ctx context.Context, o Options) (*io.PipeWriter, *termOut, <-chan error) {
 	t.Helper()
 	in, keys := io.Pipe()
-	out := &screen{}
+	out := &termOut{}
 	o.In, o.Out, o.NoColor = in, out, true
 	if o.Stderr == nil {
 		o.Stderr = io.Discard

@@ -84,7 +84,7 @@ func (r row) String() string {
 // (stacked when they share a column), the axis heavy up to the cursor,
 // times under it, and the cursor. Events before the window sit in a
 // gutter at the left edge with their own time.
-func (m Model) timeline(w int, legend, showCursor bool) []string {
+func (m screen) timeline(w int, legend, showCursor bool) []string {
 	st, s := m.st, m.snap
 	sc := s.sc
 	from, end := sc.Window.From, s.end

@@ -61,7 +61,7 @@ func (m Model) View() string {
 }
 
 // frame renders the screen at w×h cells.
-func (m Model) frame(w, h int) string {
+func (m screen) frame(w, h int) string {
 	if w <= 0 || h <= 0 {
 		return ""
 	}
@@ -109,7 +109,7 @@ func (m Model) frame(w, h int) string {
 	return b.String()
 }
 
-func (m Model) tooSmall(w, h int) []string {
+func (m screen) tooSmall(w, h int) []string {
 	msg := fmt.Sprintf("leaserace needs a terminal of at least %d×%d; this one is %d×%d. Enlarge the window or use a smaller font. q quits.", minWidth, minHeight, w, h)
 	return clip(wrap([]span{plain(msg)}, w, "", ""), h)
 }
@@ -117,7 +117,7 @@ func (m Model) tooSmall(w, h int) []string {
 // sections renders each part of the screen once per frame and variant,
 // since View tries several arrangements before one fits.
 type sections struct {
-	m                     Model
+	m                     screen
 	w                     int
 	header, status, help  []string
 	chooser               []string
@@ -142,7 +142,7 @@ func (c *sections) fit(h int) []string {
 	return lines
 }
 
-func newSections(m Model, w int) *sections {
+func newSections(m screen, w int) *sections {
 	return &sections{m: m, w: w,
 		timeline: map[[2]bool][]string{},
 		panes:    map[[2]int][]string{}, sql: map[[2]int][]string{}, narration: map[[2]int][]string{},
@@ -220,7 +220,7 @@ func btoi(b bool) int {
 }
 
 // header: scenario, t, event count, busy/play marks, then the knobs in words.
-func (m Model) header(w int) []string {
+func (m screen) header(w int) []string {
 	st, s := m.st, m.snap
 	v := s.view
 	right := []span{styled(&st.Cursor, fmt.Sprintf("t=%d", v.Now)), plain(fmt.Sprintf(" · event %d/%d", v.Pos, len(s.sc.Events)))}
@@ -274,7 +274,7 @@ func renderSpans(p []span) string {
 }
 
 // statusLines is the error, if the engine failed, or the last status.
-func (m Model) statusLines(w int) []string {
+func (m screen) statusLines(w int) []string {
 	if m.err != nil && m.replay != nil {
 		// A replay has no server to lose: only the error itself.
 		p := []span{styled(&m.st.Error, "⚠ "), plain(m.err.Error())}
@@ -307,7 +307,7 @@ func (m Model) statusLines(w int) []string {
 	return clip(wrap(m.status, w, "", "  "), 2)
 }
 
-func (m Model) helpLines(w int) []string {
+func (m screen) helpLines(w int) []string {
 	var km help.KeyMap = m.keys
 	if m.chooser.open {
 		km = m.chooser.keys
