@@ -3,15 +3,18 @@ package tui
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/jackc/pgx/v5"
 	"github.com/leaserace/leaserace/engine/pgtest"
+	"github.com/leaserace/leaserace/engine/resource"
 	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/scenario"
 )
@@ -538,11 +541,21 @@ func TestClosedSessionRunsNothing(t *testing.T) {
 	}
 }
 
+// The status line names the failed part from the engine's classification
+// of the error, never from its text.
 func TestLostServerWording(t *testing.T) {
-	if lostServer(nil) || lostServer(errors.New("syntax error")) {
-		t.Error("ordinary errors read as a lost server")
-	}
-	if !lostServer(context.DeadlineExceeded) {
-		t.Error("a timeout is not read as a lost server")
+	m := openModel(t, "control", blindOff(), 100, 30)
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{errors.New("syntax error near PostgreSQL went away"), "The last step failed"},
+		{fmt.Errorf("step 2: %w", context.DeadlineExceeded), "PostgreSQL went away"},
+		{&resource.CallError{URL: "http://127.0.0.1:1", What: "write", Message: "refused", Err: syscall.ECONNREFUSED}, "The resource stopped answering"},
+	} {
+		m.err = tc.err
+		if got := strings.Join(m.statusLines(100), " "); !strings.Contains(got, tc.want) {
+			t.Errorf("%v: status %q, want %q", tc.err, got, tc.want)
+		}
 	}
 }

@@ -4,14 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"strings"
-	"syscall"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/leaserace/leaserace/engine"
 	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/scenario"
@@ -262,36 +258,6 @@ func (e opEnv) open(ctx context.Context, name string) doneMsg {
 		}
 	}
 	return d
-}
-
-// lostServer reports whether err means PostgreSQL went away rather than a
-// statement failing: the cue to offer R.
-func lostServer(err error) bool {
-	if err == nil {
-		return false
-	}
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) {
-		// Class 57 is "operator intervention": shutdown, terminated backend.
-		return strings.HasPrefix(pgErr.Code, "57") || strings.HasPrefix(pgErr.Code, "08")
-	}
-	var netErr net.Error
-	var connErr *pgconn.ConnectError
-	switch {
-	case errors.As(err, &connErr), errors.As(err, &netErr),
-		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
-		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET),
-		errors.Is(err, syscall.EPIPE), errors.Is(err, context.DeadlineExceeded):
-		return true
-	}
-	// The resource reports its store's failures over HTTP, as text.
-	msg := err.Error()
-	for _, s := range []string{"conn closed", "connection refused", "connection reset", "SQLSTATE 57", "SQLSTATE 08", "broken pipe"} {
-		if strings.Contains(msg, s) {
-			return true
-		}
-	}
-	return false
 }
 
 // openRecorded shows the recordings of a scenario at its start with knobs

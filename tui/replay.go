@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -8,6 +9,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/engine/pgserver"
 	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/muesli/termenv"
 )
@@ -179,31 +181,17 @@ func recordedWhereWhen(meta *transcript.Meta, short bool) string {
 	return s
 }
 
-// OfflineReason shortens a provider's failure to one line for the banner:
-// for auto, each provider's name and the first clause of why it failed
-// ("container: no Docker engine answers; local: PostgreSQL server binaries
-// not found"); otherwise the first clause of the error.
+// OfflineReason is why no PostgreSQL could start, in one line for the
+// banner: each provider an auto start tried and why it failed, or the
+// first line of any other error.
 func OfflineReason(err error) string {
-	if err == nil {
+	var ns *pgserver.NoServerError
+	switch {
+	case err == nil:
 		return ""
+	case errors.As(err, &ns):
+		return ns.Reason()
 	}
-	lines := strings.Split(strings.TrimSpace(err.Error()), "\n")
-	var out []string
-	for _, l := range lines[1:] {
-		// AutoProvider's first line is advice; each provider's failure
-		// starts a line with its name. Other lines are a failure's details
-		// (a server log) and stay out of one line of banner.
-		name, rest, ok := strings.Cut(strings.TrimSpace(l), ": ")
-		switch {
-		case !ok:
-		case name == "dsn", name == "container", name == "local":
-			first, _, _ := strings.Cut(rest, ": ")
-			out = append(out, name+": "+first)
-		}
-	}
-	if len(out) == 0 {
-		first, _, _ := strings.Cut(lines[0], ": ")
-		return first
-	}
-	return strings.Join(out, "; ")
+	first, _, _ := strings.Cut(strings.TrimSpace(err.Error()), "\n")
+	return first
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -195,14 +196,14 @@ func TestOfflineBannerSaysWhyAndHowToSwitch(t *testing.T) {
 }
 
 func TestOfflineReason(t *testing.T) {
-	err := errors.New("no PostgreSQL server could be started or reached. Any one of these fixes it: pass --dsn …\n" +
-		"container: no Docker engine answers: install Docker and start it (docker info must work), or use --pg local / --dsn: Cannot connect\n" +
-		"local: initdb failed: exit status 1\n" +
-		"initdb: error: something: else")
+	err := fmt.Errorf("could not start PostgreSQL with the auto provider: %w", &pgserver.NoServerError{Failures: []pgserver.ProviderFailure{
+		{Provider: "container", Err: fmt.Errorf("%w: install Docker and start it: %w", pgserver.ErrNoDocker, errors.New("Cannot connect"))},
+		{Provider: "local", Err: errors.New("initdb failed: exit status 1\ninitdb: error: something: else")},
+	}})
 	if got, want := OfflineReason(err), "container: no Docker engine answers; local: initdb failed"; got != want {
 		t.Errorf("OfflineReason = %q, want %q", got, want)
 	}
-	if got := OfflineReason(errors.New("cannot connect: refused")); got != "cannot connect" {
+	if got := OfflineReason(errors.New("cannot connect: refused\nmore")); got != "cannot connect: refused" {
 		t.Errorf("one-line reason: %q", got)
 	}
 }

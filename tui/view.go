@@ -290,7 +290,7 @@ func (m screen) statusLines(w int) []string {
 			what = "leaserace hit a bug (please report it)"
 		case engine.IsResourceDown(m.err):
 			what = "The resource stopped answering"
-		case engine.IsServerGone(m.err) || lostServer(m.err):
+		case engine.IsServerGone(m.err):
 			what = "PostgreSQL went away"
 		}
 		// The way out first: a long error must not push it off screen.

@@ -67,7 +67,7 @@ func (a AutoProvider) Start(ctx context.Context, progress func(string)) (*Server
 			progress(line)
 		}
 	}
-	var failures []error
+	var failures []ProviderFailure
 	for i, p := range chain {
 		say("trying " + p.Name())
 		srv, err := p.Start(ctx, progress)
@@ -75,7 +75,7 @@ func (a AutoProvider) Start(ctx context.Context, progress func(string)) (*Server
 			srv.Took = time.Since(began)
 			return srv, nil
 		}
-		failures = append(failures, fmt.Errorf("%s: %w", p.Name(), err))
+		failures = append(failures, ProviderFailure{Provider: p.Name(), Err: err})
 		if ctx.Err() != nil {
 			break // the person gave up: no point trying the rest
 		}
@@ -83,10 +83,64 @@ func (a AutoProvider) Start(ctx context.Context, progress func(string)) (*Server
 			say(fmt.Sprintf("%s did not work (%s); trying %s", p.Name(), firstLine(err), chain[i+1].Name()))
 		}
 	}
-	return nil, fmt.Errorf("no PostgreSQL server could be started or reached. "+
-		"Any one of these fixes it: pass --dsn postgres://user:password@host/dbname for a server you have; "+
-		"install Docker and start it; or install PostgreSQL (Debian: apt-get install postgresql).\n%w",
-		errors.Join(failures...))
+	return nil, &NoServerError{Failures: failures}
+}
+
+// ProviderFailure is one provider's failure in an auto start.
+type ProviderFailure struct {
+	Provider string
+	Err      error
+}
+
+// NoServerError is an auto start that found no server: every provider it
+// tried, and why each failed.
+type NoServerError struct {
+	Failures []ProviderFailure
+}
+
+func (e *NoServerError) Error() string {
+	var b strings.Builder
+	b.WriteString("no PostgreSQL server could be started or reached. " +
+		"Any one of these fixes it: pass --dsn postgres://user:password@host/dbname for a server you have; " +
+		"install Docker and start it; or install PostgreSQL (Debian: apt-get install postgresql).")
+	for _, f := range e.Failures {
+		b.WriteString("\n" + f.Provider + ": " + f.Err.Error())
+	}
+	return b.String()
+}
+
+// Unwrap gives the providers' own errors.
+func (e *NoServerError) Unwrap() []error {
+	out := make([]error, len(e.Failures))
+	for i, f := range e.Failures {
+		out[i] = f.Err
+	}
+	return out
+}
+
+// Reason is the failures in one line for a banner: each provider and in
+// a few words why it failed.
+func (e *NoServerError) Reason() string {
+	parts := make([]string, len(e.Failures))
+	for i, f := range e.Failures {
+		parts[i] = f.Provider + ": " + shortReason(f.Err)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// shortReason says a provider's failure in a few words: a known one by
+// name, anything else by the first clause of its message.
+func shortReason(err error) string {
+	switch {
+	case errors.Is(err, ErrNoDocker):
+		return "no Docker engine answers"
+	case errors.Is(err, ErrNoServerBinaries):
+		return "no PostgreSQL server binaries"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "timed out"
+	}
+	first, _, _ := strings.Cut(firstLine(err), ": ")
+	return first
 }
 
 // dsnInEnvironment tells whether the environment names a server, the way

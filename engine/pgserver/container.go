@@ -255,13 +255,16 @@ func removeAbandonedContainers(ctx context.Context, me owner, progress func(stri
 	}
 }
 
+// ErrNoDocker means no Docker engine answered.
+var ErrNoDocker = errors.New("no Docker engine answers")
+
 // imagePresent asks the engine whether it already holds image.
 func imagePresent(ctx context.Context, image string) error {
 	ctx, cancel := context.WithTimeout(ctx, dockerCheckTimeout)
 	defer cancel()
 	cli, err := testcontainers.NewDockerClientWithOpts(ctx)
 	if err != nil {
-		return fmt.Errorf("no Docker engine answers: %w", err)
+		return fmt.Errorf("%w: %w", ErrNoDocker, err)
 	}
 	defer cli.Close()
 	if _, err := cli.ImageInspect(ctx, image); err != nil {
@@ -281,16 +284,16 @@ func DockerAvailable(ctx context.Context) error {
 		// testcontainers would quietly go on to the default socket; whoever
 		// named an engine means that one, as the docker command does.
 		if err := pingHost(ctx, host); err != nil {
-			return fmt.Errorf("no Docker engine answers at DOCKER_HOST=%s: %s: %w", host, advice, err)
+			return fmt.Errorf("%w at DOCKER_HOST=%s: %s: %w", ErrNoDocker, host, advice, err)
 		}
 	}
 	cli, err := testcontainers.NewDockerClientWithOpts(ctx)
 	if err != nil {
-		return fmt.Errorf("no Docker engine answers: %s: %w", advice, err)
+		return fmt.Errorf("%w: %s: %w", ErrNoDocker, advice, err)
 	}
 	defer cli.Close()
 	if _, err := cli.Ping(ctx, client.PingOptions{}); err != nil {
-		return fmt.Errorf("no Docker engine answers: %s: %w", advice, err)
+		return fmt.Errorf("%w: %s: %w", ErrNoDocker, advice, err)
 	}
 	return nil
 }
