@@ -374,7 +374,7 @@ func (m Model) togglePlay() (tea.Model, tea.Cmd) {
 		m.status = []span{plain("⏸ paused")}
 		return m, nil
 	}
-	if m.snap.view.Pos >= len(m.snap.sc.Events) {
+	if m.snap.view.Pos >= len(m.snap.log) {
 		m.status = []span{plain("Nothing left to play: g goes back to the start.")}
 		return m, nil
 	}
@@ -394,7 +394,7 @@ func (m Model) beat(msg playTickMsg) (tea.Model, tea.Cmd) {
 	if !m.playing || msg.gen != m.playGen {
 		return m, nil
 	}
-	if m.snap.view.Pos >= len(m.snap.sc.Events) && len(m.queue) == 0 && !m.busy {
+	if m.snap.view.Pos >= len(m.snap.log) && len(m.queue) == 0 && !m.busy {
 		m.playing = false
 		m.status = []span{plain("■ played to the last event")}
 		return m, nil
@@ -528,7 +528,7 @@ func (m screen) changeStatus(ch *engine.Change) []span {
 	case ch.From.Fencing != ch.To.Fencing:
 		p = append(p, plain(fmt.Sprintf("f: fencing %s → ", ch.From.Fencing)), styled(&m.st.Changed, ch.To.Fencing.Describe()))
 	}
-	p = append(p, plain(fmt.Sprintf(" · replayed to t=%d: ", m.snap.view.Now)))
+	p = append(p, plain(fmt.Sprintf(" · replayed to t=%d (two settings compared at the same t, not a change over time): ", m.snap.view.Now)))
 	for i, l := range ch.Lines {
 		if i > 0 {
 			p = append(p, plain(" · "))

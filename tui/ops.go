@@ -135,7 +135,7 @@ func (e opEnv) command(o op) tea.Cmd {
 				return e.seek(ctx, r, func() error { return r.Seek(ctx, 0) })
 			}
 			target := pos - 1
-			if now > r.Scenario().Events[pos-1].T {
+			if now > r.Log()[pos-1].T {
 				// The cursor was ticked past the last event: go back to it.
 				target = pos
 			}
@@ -218,8 +218,8 @@ func (e opEnv) reconnect(ctx context.Context, r *engine.Run) doneMsg {
 // goTo brings r to pos events taken with the cursor at now: by event when
 // now is that event's time (or the start), by time when it was ticked.
 func goTo(ctx context.Context, r *engine.Run, pos int, now int64) error {
-	evs := r.Scenario().Events
-	if (pos == 0 && now <= r.Start()) || (pos > 0 && pos <= len(evs) && evs[pos-1].T == now) {
+	log := r.Log()
+	if (pos == 0 && now <= r.Start()) || (pos > 0 && pos <= len(log) && log[pos-1].T == now) {
 		return r.Seek(ctx, pos)
 	}
 	return r.SeekTime(ctx, now)

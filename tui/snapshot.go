@@ -11,16 +11,26 @@ import (
 // snapshot is everything a frame shows, copied out of the run by the
 // command that changed it, so View never calls into the engine.
 type snapshot struct {
-	sc         *scenario.Scenario
-	view       engine.View
+	sc   *scenario.Scenario
+	view engine.View
+	// log is the run's moves, played or not; steps are those played.
+	log        []scenario.Move
 	steps      []transcript.Step
 	start, end int64
+	// live is false for a replay.
+	live bool
+	// options are the moves enabled now (play mode), goals the scenario's
+	// goals and whether the steps reached them.
+	options []engine.Option
+	goals   []engine.GoalStatus
 	// rec is the recording on show when the run is a replay.
 	rec *engine.Recording
 }
 
 func takeSnapshot(r *engine.Run) snapshot {
-	s := snapshot{sc: r.Scenario(), view: r.View(), steps: r.Steps(), start: r.Start(), end: r.End()}
+	s := snapshot{sc: r.Scenario(), view: r.View(), log: r.Log(), steps: r.Steps(), start: r.Start(), end: r.End(), live: r.Live()}
+	s.options = r.Options()
+	s.goals = engine.GoalsOf(s.sc.Goals(), s.sc.Initial, s.steps)
 	if rec, ok := r.Recording(); ok {
 		s.rec = &rec
 	}

@@ -2,16 +2,18 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/tui/styles"
 
 	"github.com/leaserace/leaserace/scenario"
 )
 
 // markOf is the letter an action gets on the timeline; capitals mark
-// events already executed, so the ruler reads without colour.
+// moves already made, so the ruler reads without colour.
 func markOf(a scenario.Action) (rune, string) {
 	switch a {
 	case scenario.ActionSend:
@@ -22,12 +24,41 @@ func markOf(a scenario.Action) (rune, string) {
 		return 'a', "acquire/takeover"
 	case scenario.ActionDeliver:
 		return 'd', "heartbeat arrives"
+	case scenario.ActionReply:
+		return 'y', "reply arrives"
 	case scenario.ActionEffect:
 		return 'e', "effect"
 	case scenario.ActionWrite:
 		return 'w', "write"
+	case scenario.ActionWriteSend:
+		return 'p', "write sent"
+	case scenario.ActionWriteDeliver:
+		return 'l', "write lands"
+	case scenario.ActionPause:
+		return 'z', "pause"
+	case scenario.ActionResume:
+		return 'u', "resume"
+	case scenario.ActionRelease:
+		return 'r', "release"
+	case scenario.ActionDrop:
+		return 'o', "message lost"
+	case scenario.ActionAdvance:
+		return 't', "clock moves on"
 	}
 	return '?', string(a)
+}
+
+// resultMark is what the axis shows under a column of moves already
+// made: a refusal or a move that made no call, so a capital letter alone
+// never hides how a move went. A column's worst result wins.
+func resultMark(results []string) (rune, bool) {
+	switch {
+	case slices.Contains(results, transcript.ResultRefused):
+		return '✗', true
+	case slices.Contains(results, transcript.ResultNoCall):
+		return '∅', true
+	}
+	return 0, false
 }
 
 // cell is one terminal cell of the timeline.
@@ -94,14 +125,15 @@ func (m screen) timeline(w int, legend, showCursor bool) []string {
 	// The gutter holds events before the window.
 	var pre []int
 	preLabel := ""
-	for i, e := range sc.Events {
+	log := s.log
+	for i, e := range log {
 		if e.T < from {
 			pre = append(pre, i)
 		}
 	}
 	gw := 0
 	if len(pre) > 0 {
-		t0, t1 := sc.Events[pre[0]].T, sc.Events[pre[len(pre)-1]].T
+		t0, t1 := log[pre[0]].T, log[pre[len(pre)-1]].T
 		preLabel = strconv.FormatInt(t0, 10)
 		if t0 != t1 {
 			preLabel = "<" + strconv.FormatInt(from, 10)
@@ -125,7 +157,7 @@ func (m screen) timeline(w int, legend, showCursor bool) []string {
 	// Marks: first event in a column nearest the axis, later ones above.
 	stacks := map[int][]int{}
 	depth := 1
-	for i, e := range sc.Events {
+	for i, e := range log {
 		c := col(e.T)
 		stacks[c] = append(stacks[c], i)
 		depth = max(depth, len(stacks[c]))
@@ -143,7 +175,7 @@ func (m screen) timeline(w int, legend, showCursor bool) []string {
 				marks[0][c] = cell{r: '+', style: &st.Faint}
 				continue
 			}
-			r, _ := markOf(sc.Events[i].Action)
+			r, _ := markOf(log[i].Action)
 			sty := &st.Pending
 			if i < pos {
 				r, sty = []rune(strings.ToUpper(string(r)))[0], &st.Done
@@ -165,11 +197,20 @@ func (m screen) timeline(w int, legend, showCursor bool) []string {
 			axis[c] = cell{r: '─', style: &st.Border}
 		}
 	}
-	for c := range stacks {
+	for c, idx := range stacks {
 		if c >= gw {
 			r, sty := '┼', &st.Border
 			if c <= cur {
 				r, sty = '┿', &st.Done
+			}
+			var results []string
+			for _, i := range idx {
+				if i < len(s.steps) {
+					results = append(results, s.steps[i].Result)
+				}
+			}
+			if mark, ok := resultMark(results); ok {
+				r, sty = mark, &st.Warn
 			}
 			axis[c] = cell{r: r, style: sty}
 		}
@@ -182,7 +223,7 @@ func (m screen) timeline(w int, legend, showCursor bool) []string {
 	fl, el := strconv.FormatInt(from, 10), strconv.FormatInt(end, 10)
 	labels.put(gw, fl, &st.Faint)
 	labels.put(w-len(el), el, &st.Faint)
-	for _, e := range sc.Events {
+	for _, e := range log {
 		if e.T < from {
 			continue
 		}
@@ -215,7 +256,7 @@ func (m screen) timeline(w int, legend, showCursor bool) []string {
 	if legend {
 		var p []span
 		seen := map[scenario.Action]bool{}
-		for _, e := range sc.Events {
+		for _, e := range log {
 			if seen[e.Action] {
 				continue
 			}
@@ -226,7 +267,7 @@ func (m screen) timeline(w int, legend, showCursor bool) []string {
 			}
 			p = append(p, styled(&st.Done, string(r)), plain(" "+what))
 		}
-		p = append(p, styled(&st.Faint, " (CAPITAL = done)"))
+		p = append(p, styled(&st.Faint, " (CAPITAL = done; under it ✗ refused, ∅ made no call)"))
 		out = append(out, wrap(p, w, "", "")...)
 	}
 	return out

@@ -223,7 +223,7 @@ func btoi(b bool) int {
 func (m screen) header(w int) []string {
 	st, s := m.st, m.snap
 	v := s.view
-	right := []span{styled(&st.Cursor, fmt.Sprintf("t=%d", v.Now)), plain(fmt.Sprintf(" · event %d/%d", v.Pos, len(s.sc.Events)))}
+	right := []span{styled(&st.Cursor, fmt.Sprintf("t=%d", v.Now)), plain(fmt.Sprintf(" · event %d/%d", v.Pos, len(s.log)))}
 	if m.playing {
 		right = append(right, plain(" "), styled(&st.Good, "▶ playing"))
 	}
