@@ -97,8 +97,8 @@ func coincidence(snap scenario.Lease, prev, cur *scenario.Lease) string {
 	if prev == nil || cur == nil || cur.LeaseVersion != prev.LeaseVersion {
 		return ""
 	}
-	return fmt.Sprintf(" lease_version reads %d as before, but only by coincidence: the blind write computed %d + 1 = %d from %s's cached snapshot, which is also %s's version. The row was rolled back to an older epoch, and an unchanged lease_version hides it.",
-		cur.LeaseVersion, snap.LeaseVersion, cur.LeaseVersion, snap.Owner, prev.Owner)
+	return fmt.Sprintf(" lease_version %d matches %s's only by coincidence: the blind write computed %d + 1 = %d from %s's snapshot. It hides that the row was rolled back.",
+		cur.LeaseVersion, prev.Owner, snap.LeaseVersion, cur.LeaseVersion, snap.Owner)
 }
 
 func noteDeliverLate(actor string, mode scenario.Renewal, rows int64, stale string, prev, cur *scenario.Lease, due int64) string {

@@ -173,9 +173,14 @@ func (w *world) removeFlight(id string) {
 // event finds the scripted event a move plays: the first one not played
 // yet with the same actor, action, message and epoch. -1 when the move is
 // the learner's own.
-func (w *world) event(mv scenario.Move) int {
-	for i, ev := range w.sc.Events {
-		if w.played[i] {
+func (w *world) event(mv scenario.Move) int { return scriptedEvent(w.sc, w.played, mv) }
+
+// scriptedEvent is the one rule for which scripted event a move plays:
+// the first not played yet with the same actor, action, message and epoch,
+// at whatever time. -1 for none.
+func scriptedEvent(sc *scenario.Scenario, played []bool, mv scenario.Move) int {
+	for i, ev := range sc.Events {
+		if i < len(played) && played[i] {
 			continue
 		}
 		em := ev.Move()
@@ -185,6 +190,21 @@ func (w *world) event(mv scenario.Move) int {
 		}
 	}
 	return -1
+}
+
+// AskFor is the question the scenario asks before mv, when mv follows the
+// moves before it: the ask: of the scripted event mv plays, or nil.
+func AskFor(sc *scenario.Scenario, before []scenario.Move, mv scenario.Move) *scenario.Ask {
+	played := make([]bool, len(sc.Events))
+	for _, m := range before {
+		if i := scriptedEvent(sc, played, m); i >= 0 {
+			played[i] = true
+		}
+	}
+	if i := scriptedEvent(sc, played, mv); i >= 0 {
+		return sc.Events[i].Ask
+	}
+	return nil
 }
 
 // value is what an effect or write carries: its scripted event's value, or

@@ -18,12 +18,15 @@ import (
 // export writes the run's transcript with the presenter's session log in
 // every format (JSON, Markdown, Mermaid, asciicast) into dir and returns
 // the paths, JSON first.
-func export(ctx context.Context, r *engine.Run, log []transcript.PresenterEntry, dir string, now time.Time, noColor bool) ([]string, error) {
+func export(ctx context.Context, r *engine.Run, log []transcript.PresenterEntry, asks transcript.AskTally, dir string, now time.Time, noColor bool) ([]string, error) {
 	tr, err := r.Transcript()
 	if err != nil {
 		return nil, fmt.Errorf("could not build the transcript: %w", err)
 	}
 	tr.Presenter = log
+	if asks.Asked > 0 {
+		tr.Asks = &asks
+	}
 	formats := TranscriptFormats()
 	data := make([][]byte, len(formats))
 	for i, f := range formats {

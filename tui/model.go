@@ -115,8 +115,9 @@ type Model struct {
 	startup tea.Cmd
 	// bootErr is why start-up failed; Run returns it after the program ends.
 	bootErr error
-	// noAsk skips the predict-then-reveal questions.
-	noAsk bool
+	// noAsk skips the predict-then-reveal questions; startPlay opens in
+	// play mode once a live run is on screen.
+	noAsk, startPlay bool
 
 	// stderr, when set, gets the psql line each time a live run comes on
 	// screen; stderrTTY says it is a terminal (Run sets both).
@@ -263,6 +264,9 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m = m.asReplay(msg.offline)
 		}
 		m.log = append(m.log, m.entry(transcript.PresenterScenario))
+		if m.startPlay && m.snap.live {
+			m.play.on = true
+		}
 		return m, m.psqlNote()
 	}
 	if m.phase == phaseBoot {
@@ -304,7 +308,17 @@ func (m Model) key(km tea.KeyMsg) (tea.Model, tea.Cmd) {
 	if m.explore.open {
 		return m.exploreKey(km)
 	}
+	if next, cmd, ok := m.answerKey(km); ok {
+		return next, cmd
+	}
+	if m.play.on {
+		if next, cmd, ok := m.playKey(km); ok {
+			return next, cmd
+		}
+	}
 	switch {
+	case key.Matches(km, m.keys.PlayMode):
+		return m.togglePlayMode()
 	case key.Matches(km, m.keys.Help):
 		m.help.ShowAll = !m.help.ShowAll
 		return m, nil
@@ -357,8 +371,14 @@ func (m Model) enqueue(o op) (tea.Model, tea.Cmd) {
 }
 
 func (m Model) start(o op) (Model, tea.Cmd) {
+	if m.ask != nil && m.ask.fact != "" {
+		m.ask = nil // the last answer was shown; the next step moves on
+	}
+	if held, ok := m.askBefore(o); ok {
+		return held, nil
+	}
 	m.busy, m.busyOp = true, o
-	env := opEnv{s: m.s, run: m.run, shown: m.snap, log: slices.Clone(m.log), exportDir: m.exportDir, now: m.now(), noColor: m.noColor()}
+	env := opEnv{s: m.s, run: m.run, shown: m.snap, log: slices.Clone(m.log), asks: m.tally, exportDir: m.exportDir, now: m.now(), noColor: m.noColor()}
 	if m.replay != nil {
 		env.replay, env.home = true, m.replay.home
 		if o.kind == opWalk {
@@ -441,6 +461,12 @@ func (m Model) done(d doneMsg) (tea.Model, tea.Cmd) {
 	if d.moved {
 		m.record(d)
 	}
+	if d.op.kind == opNext || d.op.kind == opPlayMove {
+		m.reveal(d.step)
+	}
+	if m.play.at >= len(m.snap.options) {
+		m.play.at = max(0, len(m.snap.options)-1)
+	}
 	switch d.op.kind {
 	case opRenewal, opFencing:
 		m.lastTog = d.change
@@ -481,6 +507,10 @@ func (m *Model) record(d doneMsg) {
 	switch d.op.kind {
 	case opNext:
 		e = m.entry(transcript.PresenterStep)
+		st := *d.step
+		e.Step = &st
+	case opPlayMove:
+		e = m.entry(transcript.PresenterPlay)
 		st := *d.step
 		e.Step = &st
 	case opPrev:
@@ -528,7 +558,7 @@ func (m screen) changeStatus(ch *engine.Change) []span {
 	case ch.From.Fencing != ch.To.Fencing:
 		p = append(p, plain(fmt.Sprintf("f: fencing %s → ", ch.From.Fencing)), styled(&m.st.Changed, ch.To.Fencing.Describe()))
 	}
-	p = append(p, plain(fmt.Sprintf(" · replayed to t=%d (two settings compared at the same t, not a change over time): ", m.snap.view.Now)))
+	p = append(p, plain(fmt.Sprintf(" · same t=%d, other setting (not later in time): ", m.snap.view.Now)))
 	for i, l := range ch.Lines {
 		if i > 0 {
 			p = append(p, plain(" · "))

@@ -35,12 +35,13 @@ const (
 	opWalk
 	opExplore
 	opJump
+	opPlayMove
 )
 
 func (k opKind) String() string {
 	return [...]string{"next", "previous", "tick forward", "tick back", "start", "end",
 		"renewal toggle", "fencing cycle", "reconnect", "export", "open scenario", "session walk",
-		"explore map", "explore jump"}[k]
+		"explore map", "explore jump", "move"}[k]
 }
 
 // op is a queued request; name is the scenario for opOpen and the varied
@@ -52,6 +53,10 @@ type op struct {
 	index int
 	at    int64
 	knobs scenario.Knobs
+	// move is what opPlayMove plays; asked is set once the op passed its
+	// question (answered or skipped), so it is not asked again.
+	move  scenario.Move
+	asked bool
 }
 
 // doneMsg is what an engine command reports back to Update.
@@ -77,6 +82,7 @@ type opEnv struct {
 	run       *engine.Run
 	shown     snapshot
 	log       []transcript.PresenterEntry
+	asks      transcript.AskTally
 	exportDir string
 	now       time.Time
 	noColor   bool
@@ -122,6 +128,12 @@ func (e opEnv) command(o op) tea.Cmd {
 			if errors.Is(err, engine.ErrEnd) {
 				return doneMsg{snap: takeSnapshot(r), info: "That was the last event: G jumps to the end of the window, g back to the start."}
 			}
+			if err != nil {
+				return doneMsg{err: err}
+			}
+			return doneMsg{snap: takeSnapshot(r), moved: true, step: &st}
+		case opPlayMove:
+			st, err := r.Play(ctx, o.move)
 			if err != nil {
 				return doneMsg{err: err}
 			}
@@ -172,7 +184,7 @@ func (e opEnv) command(o op) tea.Cmd {
 		case opReconnect:
 			return e.reconnect(ctx, r)
 		case opExport:
-			paths, err := export(ctx, r, e.log, e.exportDir, e.now, e.noColor)
+			paths, err := export(ctx, r, e.log, e.asks, e.exportDir, e.now, e.noColor)
 			if err != nil {
 				return doneMsg{err: err}
 			}

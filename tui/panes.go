@@ -401,7 +401,14 @@ func (m screen) sqlParas(s transcript.Step) []para {
 			if i > 0 {
 				a = append(a, plain(" "))
 			}
-			a = append(a, styled(&st.Faint, fmt.Sprintf("$%d=", i+1)), plain(argText(v)))
+			text := argText(v)
+			if s.Call != nil && i == 1 {
+				// The resource's value argument is JSON, which a transcript
+				// read back holds as a plain Go value: show it as JSON,
+				// live or recorded alike.
+				text = jsonArgText(v)
+			}
+			a = append(a, styled(&st.Faint, fmt.Sprintf("$%d=", i+1)), plain(text))
 		}
 		ps = append(ps, para{spans: a, first: "args ", rest: "     "})
 	}
@@ -443,6 +450,18 @@ func argText(v any) string {
 		return "NULL"
 	}
 	return fmt.Sprint(v)
+}
+
+// jsonArgText shows a JSON argument as JSON text.
+func jsonArgText(v any) string {
+	if raw, ok := v.(json.RawMessage); ok {
+		return string(raw)
+	}
+	b, err := scenario.MarshalPlain(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
 }
 
 // narration is the last step's note, or the scenario's description before

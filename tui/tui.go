@@ -47,6 +47,9 @@ type Options struct {
 	// ExportDir is where e writes files ("" = current directory).
 	ExportDir string
 	NoColor   bool
+	// Play opens in play mode; NoAsk skips the questions.
+	Play  bool
+	NoAsk bool
 	In        io.Reader // nil = stdin
 	Out       io.Writer // nil = stdout
 	// Stderr gets a psql command line for the run on screen each time a
@@ -89,6 +92,7 @@ func Run(ctx context.Context, o Options) (err error) {
 	}
 
 	m := newModel(ctx, r, o.ExportDir, nil)
+	m.noAsk, m.startPlay = o.NoAsk, o.Play
 	m.stderr = o.Stderr
 	if m.stderr == nil {
 		m.stderr = os.Stderr

@@ -203,6 +203,15 @@ func (c *sections) screen(l layout) []string {
 		b := btoi(l.boxes)
 		out = append(out, memo(c.panes, [2]int{b, l.paneMax}, func() []string { return m.panes(w, l) })...)
 		gap()
+		if m.ask != nil {
+			out = append(out, m.askLines(w)...)
+			gap()
+		}
+		if m.play.on {
+			out = append(out, m.playLines(w)...)
+			out = append(out, m.goalLines(w)...)
+			gap()
+		}
 		out = append(out, memo(c.sql, [2]int{b, l.sqlMax}, func() []string { return m.sqlSection(w, l) })...)
 		out = append(out, memo(c.narration, [2]int{b, l.noteMax}, func() []string { return m.narration(w, l) })...)
 	}

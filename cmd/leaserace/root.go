@@ -16,6 +16,8 @@ type rootFlags struct {
 	exportDir string
 	pg        pgFlags
 	fallback  bool
+	play      bool
+	noAsk     bool
 }
 
 func newRootCmd(a *app) *cobra.Command {
@@ -36,7 +38,9 @@ screen) and lets you flip two knobs live:
   --fencing monotonic the resource accepts epochs at or above it (the repair)
 
 Bare leaserace opens the terminal UI (keys: → ← step, r renewal, f fencing,
-e export, ? help, q quit). The subcommands run headless.
+p play mode, e export, ? help, q quit). At a scenario's pivotal steps it asks
+you to predict what happens before it runs the step (--no-ask skips that).
+The subcommands run headless.
 
 PostgreSQL comes from --pg: dsn (--dsn, DATABASE_URL or PG* variables),
 container (a throwaway container, image from --pg-image), local (a throwaway
@@ -54,6 +58,9 @@ Exit codes: 0 ok, 1 check mismatch or runtime failure, 2 bad flag or input,
 NO_COLOR turns colour off.`,
 		Example: `  # The race at the moment A's late heartbeat arrives
   leaserace --scenario renewal-race --at 1075
+
+  # Schedule the race yourself: choose every move, chase the goals
+  leaserace --play --renewal blind --fencing off
 
   # Start with compare-and-renew and monotonic fencing, on a server you have
   leaserace --renewal compare --fencing monotonic --pg dsn --dsn postgres://me@localhost/db
@@ -84,6 +91,8 @@ NO_COLOR turns colour off.`,
 	fs.StringVar(&f.exportDir, "export-dir", "", "where e writes exported transcripts (default the current directory)")
 	f.pg.register(fs, a.getenv)
 	fs.BoolVar(&f.fallback, "fallback", true, "with --pg auto, show the recorded runs when no PostgreSQL server can start (false: exit 3)")
+	fs.BoolVar(&f.play, "play", false, "open in play mode: choose every move yourself (p toggles it in the UI)")
+	fs.BoolVar(&f.noAsk, "no-ask", false, "skip the predict-then-reveal questions at the scenarios' pivotal steps")
 
 	root.AddCommand(newRunCmd(a), newCheckCmd(a), newScenariosCmd(a), newResourceCmd(a), newVersionCmd(a))
 	root.AddCommand(newExploreCmd(a), newStressCmd(a))
@@ -100,6 +109,8 @@ type tuiOptions struct {
 	pg        pgFlags
 	// fallback: no server at all shows the shipped recordings instead.
 	fallback bool
+	// play opens in play mode; noAsk skips the questions.
+	play, noAsk bool
 }
 
 func (a *app) tui(ctx context.Context, cmd *cobra.Command, f rootFlags) error {
@@ -116,7 +127,7 @@ func (a *app) tui(ctx context.Context, cmd *cobra.Command, f rootFlags) error {
 	// Only auto falls back: a server named with --pg or --dsn that fails
 	// is a mistake to show, not to paper over.
 	o := tuiOptions{scenario: f.scenario, knobs: k, exportDir: f.exportDir, pg: f.pg,
-		fallback: f.fallback && f.pg.pg == "auto" && f.pg.dsn == ""}
+		fallback: f.fallback && f.pg.pg == "auto" && f.pg.dsn == "", play: f.play, noAsk: f.noAsk}
 	if cmd.Flags().Changed("at") {
 		from, to := timeline(sc)
 		if f.at < from || f.at > to {

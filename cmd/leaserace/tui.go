@@ -22,6 +22,8 @@ func (a *app) runTUI(ctx context.Context, prov pgserver.Provider, o tuiOptions) 
 		At:        o.at,
 		ExportDir: o.exportDir,
 		Fallback:  o.fallback,
+		Play:      o.play,
+		NoAsk:     o.noAsk,
 		NoColor:   a.noColor(),
 		In:        a.stdin,
 		Out:       a.stdout,

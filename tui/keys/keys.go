@@ -20,6 +20,13 @@ type Map struct {
 	Reconnect key.Binding
 	Help      key.Binding
 	Quit      key.Binding
+	// PlayMode toggles play mode; MenuUp, MenuDown and Choose work its
+	// menu; Skip passes a question by.
+	PlayMode key.Binding
+	MenuUp   key.Binding
+	MenuDown key.Binding
+	Choose   key.Binding
+	Skip     key.Binding
 	// WalkNext and WalkPrev walk a replayed file's recorded session; they
 	// are disabled, and out of the help, unless there is one.
 	WalkNext key.Binding
@@ -44,6 +51,11 @@ func Default() Map {
 		Reconnect: key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "reconnect")),
 		Help:      key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "fewer keys")),
 		Quit:      key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+		PlayMode:  key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "play mode: choose each move")),
+		MenuUp:    key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "move above")),
+		MenuDown:  key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "move below")),
+		Choose:    key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter/1-9", "play the move")),
+		Skip:      key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "skip the question")),
 		WalkNext:  key.NewBinding(key.WithKeys("]"), key.WithHelp("]", "session: next"), key.WithDisabled()),
 		WalkPrev:  key.NewBinding(key.WithKeys("["), key.WithHelp("[", "session: back"), key.WithDisabled()),
 	}
@@ -53,6 +65,7 @@ func Default() Map {
 // the session keys when the file holds a presenter's session.
 func (m Map) Replay(session bool) Map {
 	m.Reconnect.SetEnabled(false)
+	m.PlayMode.SetEnabled(false)
 	m.WalkNext.SetEnabled(session)
 	m.WalkPrev.SetEnabled(session)
 	return m
@@ -90,7 +103,7 @@ func brief(b key.Binding, desc string) key.Binding {
 func (m Map) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		enabled(m.Next, m.Prev, m.TickNext, m.TickPrev, m.Start, m.End),
-		enabled(m.Play, m.Renewal, m.Fencing, m.Scenario, m.Explore),
+		enabled(m.Play, m.PlayMode, m.Renewal, m.Fencing, m.Scenario, m.Explore),
 		enabled(m.Export, m.Reconnect, m.WalkNext, m.WalkPrev, m.Help, m.Quit),
 	}
 }

@@ -1,0 +1,245 @@
+package tui
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/engine/transcript"
+	"github.com/leaserace/leaserace/scenario"
+)
+
+// Play mode: instead of the next scripted event, the learner picks the
+// next move from the moves enabled now; each runs its real SQL. The goal
+// panel says which goals the path so far reached.
+
+// togglePlayMode switches play mode on or off.
+func (m Model) togglePlayMode() (tea.Model, tea.Cmd) {
+	if !m.snap.live {
+		m.status = []span{plain("Play mode needs a live PostgreSQL run: a replay can only show what was recorded.")}
+		return m, nil
+	}
+	m.playing = false
+	m.play.on = !m.play.on
+	m.play.at = 0
+	if m.play.on {
+		m.status = []span{plain("Play mode: ↑/↓ choose a move, enter or 1–9 plays it, ← steps back to choose differently, p leaves.")}
+	} else {
+		m.status = []span{plain("Play mode off: → steps through the log as it stands.")}
+	}
+	return m, nil
+}
+
+// playKey handles a key in play mode; ok is false for keys it leaves to
+// the ordinary bindings.
+func (m Model) playKey(km tea.KeyMsg) (tea.Model, tea.Cmd, bool) {
+	opts := m.snap.options
+	switch {
+	case key.Matches(km, m.keys.MenuUp):
+		if m.play.at > 0 {
+			m.play.at--
+		}
+		return m, nil, true
+	case key.Matches(km, m.keys.MenuDown):
+		if m.play.at < len(opts)-1 {
+			m.play.at++
+		}
+		return m, nil, true
+	case key.Matches(km, m.keys.Choose):
+		if m.play.at < len(opts) {
+			next, cmd := m.enqueue(op{kind: opPlayMove, move: opts[m.play.at].Move})
+			return next, cmd, true
+		}
+		return m, nil, true
+	}
+	if n, err := strconv.Atoi(km.String()); err == nil && n >= 1 && n <= min(9, len(opts)) {
+		m.play.at = n - 1
+		next, cmd := m.enqueue(op{kind: opPlayMove, move: opts[n-1].Move})
+		return next, cmd, true
+	}
+	return m, nil, false
+}
+
+// askBefore holds o back behind the scenario's question, when the move o
+// would make asks one and questions are on.
+func (m Model) askBefore(o op) (Model, bool) {
+	if m.noAsk || o.asked || m.ask != nil && m.ask.pick < 0 {
+		return m, false
+	}
+	pos := m.snap.view.Pos
+	var mv scenario.Move
+	switch {
+	case o.kind == opPlayMove:
+		mv = o.move
+	case o.kind == opNext && pos < len(m.snap.log):
+		mv = m.snap.log[pos]
+	default:
+		return m, false
+	}
+	a := engine.AskFor(m.snap.sc, m.snap.log[:pos], mv)
+	if a == nil {
+		return m, false
+	}
+	m.ask = &askPrompt{ask: *a, pick: -1, then: o, t: mv.T}
+	m.playing = false
+	return m, true
+}
+
+// answerKey takes a choice for the question on screen and runs the move
+// it held back.
+func (m Model) answerKey(km tea.KeyMsg) (tea.Model, tea.Cmd, bool) {
+	a := m.ask
+	if a == nil || a.pick >= 0 {
+		return m, nil, false
+	}
+	if key.Matches(km, m.keys.Skip) {
+		held := a.then
+		held.asked = true
+		m.ask = nil
+		next, cmd := m.start(held)
+		return next, cmd, true
+	}
+	n, err := strconv.Atoi(km.String())
+	if err != nil || n < 1 || n > len(a.ask.Choices) {
+		// Only a choice (or esc) moves on; quitting still works.
+		return m, nil, !key.Matches(km, m.keys.Quit)
+	}
+	c := *a
+	c.pick = n - 1
+	c.then.asked = true
+	m.ask = &c
+	next, cmd := m.start(c.then)
+	return next, cmd, true
+}
+
+// reveal judges the answer once the held move ran, from the step's real
+// result.
+func (m *Model) reveal(st *transcript.Step) {
+	a := m.ask
+	if a == nil || a.pick < 0 || a.fact != "" || st == nil {
+		return
+	}
+	c := *a
+	c.fact = engine.Fact(c.ask.About, *st, m.snap.sc.Resource.Epoch)
+	if c.fact == "" {
+		c.fact = "(nothing: the step made no call)"
+	}
+	c.answer, _ = c.ask.Right(c.fact)
+	right := c.answer != "" && c.ask.Choices[c.pick] == c.answer
+	m.ask = &c
+	m.tally.Asked++
+	if right {
+		m.tally.Right++
+	}
+	m.tally.Answers = append(m.tally.Answers, transcript.AskAnswer{
+		T: st.T, Question: c.ask.Question, Chose: c.ask.Choices[c.pick], Answer: c.fact, Right: right,
+	})
+}
+
+// playLines is play mode's menu: the moves enabled now, in words.
+func (m screen) playLines(w int) []string {
+	st := m.st
+	opts := m.snap.options
+	head := []span{styled(&st.Title, "Your move"), plain(fmt.Sprintf(" at t=%d", m.snap.view.Now))}
+	if len(opts) == 0 {
+		head = append(head, plain(": nothing can happen any more. ← steps back to choose differently."))
+		return wrap(head, w, "", "  ")
+	}
+	out := wrap(head, w, "", "  ")
+	for i, o := range opts {
+		num := "  "
+		if i < 9 {
+			num = strconv.Itoa(i+1) + " "
+		}
+		mark := "  "
+		ink := &st.Value
+		if i == m.play.at {
+			mark, ink = "▶ ", &st.Selected
+		}
+		line := []span{styled(ink, mark+num), plain(o.Words)}
+		if o.Scripted {
+			line = append(line, styled(&st.Faint, " ·scripted"))
+		}
+		out = append(out, wrap(line, w, "", "     ")...)
+	}
+	return out
+}
+
+// goalLines is the goal panel: each goal, reached or not, and the moves
+// the path on screen used to reach it.
+func (m screen) goalLines(w int) []string {
+	st := m.st
+	var out []string
+	out = append(out, wrap([]span{styled(&st.Title, "Goals"), plain(" under " + m.snap.view.Knobs.String())}, w, "", "  ")...)
+	for _, g := range m.snap.goals {
+		var p []span
+		if g.Reached {
+			p = append(p, styled(&st.Good, "✓ "), plain(g.Goal.Text), styled(&st.Good, fmt.Sprintf(" — reached in %d moves", g.Moves)))
+		} else {
+			p = append(p, styled(&st.Faint, "· "), plain(g.Goal.Text), styled(&st.Faint, " — not reached yet"))
+		}
+		out = append(out, wrap(p, w, "", "  ")...)
+	}
+	return out
+}
+
+// askLines is the question on screen: its choices while it waits, then
+// whether the choice was right and what really happened.
+func (m screen) askLines(w int) []string {
+	a, st := m.ask, m.st
+	if a == nil {
+		return nil
+	}
+	out := wrap([]span{styled(&st.Title, "Predict"), plain(fmt.Sprintf(" (t=%d): ", a.t)), plain(a.ask.Question)}, w, "", "  ")
+	if a.pick < 0 {
+		var p []span
+		for i, c := range a.ask.Choices {
+			if i > 0 {
+				p = append(p, plain("   "))
+			}
+			p = append(p, styled(&st.Selected, strconv.Itoa(i+1)), plain(" "+c))
+		}
+		p = append(p, styled(&st.Faint, "   (esc: skip the question)"))
+		return append(out, wrap(p, w, "  ", "  ")...)
+	}
+	if a.fact == "" {
+		return append(out, wrap([]span{plain("You said " + a.ask.Choices[a.pick] + ". Running the step…")}, w, "  ", "  ")...)
+	}
+	chose := a.ask.Choices[a.pick]
+	var p []span
+	switch {
+	case a.answer == chose:
+		p = []span{styled(&st.Good, "✓ Right: "), plain(fmt.Sprintf("%s — %s.", chose, factWords(a.ask.About, a.fact)))}
+	default:
+		p = []span{styled(&st.Warn, "✗ Not quite: "), plain(fmt.Sprintf("you said %s, but %s.", chose, factWords(a.ask.About, a.fact)))}
+	}
+	p = append(p, plain(" Why: see what just happened below."))
+	return append(out, wrap(p, w, "  ", "  ")...)
+}
+
+// factWords says what a question's fact is about.
+func factWords(about scenario.About, fact string) string {
+	switch about {
+	case scenario.AboutTag:
+		return "PostgreSQL answered " + fact
+	case scenario.AboutResult:
+		return "the step's result: " + fact
+	case scenario.AboutVerdict:
+		return "the verdict after it: " + fact
+	case scenario.AboutOwner:
+		return "the lease's owner after it: " + fact
+	case scenario.AboutAccepted:
+		return "did the resource accept it? " + fact
+	}
+	return fact
+}
+
+// tallyWords is the predictions so far, for the end of a run.
+func (m screen) tallyWords() string {
+	if m.tally.Asked == 0 {
+		return ""
+	}
+	return fmt.Sprintf("Predictions: %d of %d right.", m.tally.Right, m.tally.Asked)
+}
