@@ -50,8 +50,8 @@ type Options struct {
 	// Play opens in play mode; NoAsk skips the questions.
 	Play  bool
 	NoAsk bool
-	In        io.Reader // nil = stdin
-	Out       io.Writer // nil = stdout
+	In    io.Reader // nil = stdin
+	Out   io.Writer // nil = stdout
 	// Stderr gets a psql command line for the run on screen each time a
 	// live run opens (at start, after a scenario switch); nil = stderr.
 	Stderr io.Writer
