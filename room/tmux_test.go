@@ -3,8 +3,8 @@ package room
 import (
 	"fmt"
 	"net"
-	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -26,9 +26,10 @@ func TestOpenSSHInTmux(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	socket := fmt.Sprintf("room-test-%d", os.Getpid())
+	// A socket in the test's directory goes away with it.
+	socket := filepath.Join(t.TempDir(), "tmux")
 	tmux := func(args ...string) (string, error) {
-		out, err := exec.Command("tmux", append([]string{"-L", socket, "-f", "/dev/null"}, args...)...).CombinedOutput()
+		out, err := exec.Command("tmux", append([]string{"-S", socket, "-f", "/dev/null"}, args...)...).CombinedOutput()
 		return string(out), err
 	}
 	sshCmd := fmt.Sprintf("ssh -tt -p %s -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR alice@127.0.0.1; echo EXIT=$?; sleep 60", port)
