@@ -1,0 +1,118 @@
+package room
+
+import (
+	"fmt"
+	"reflect"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+)
+
+// frame wraps the App's model for one session. It keeps the window size,
+// shows the minimum-size gate instead of the app while the window is too
+// small, and turns a panic in the app's Init, Update, View or commands into
+// the end of this session alone.
+type frame struct {
+	a          *attendee
+	app        tea.Model
+	r          *lipgloss.Renderer
+	w, h       int
+	minW, minH int
+	broken     bool // the app panicked: nothing of it is called again
+}
+
+// recovered, deferred in the frame's methods, catches a panic of the app.
+// Methods run on the program's event loop, so broken needs no lock.
+func (f *frame) recovered(where string) {
+	if r := recover(); r != nil {
+		f.broken = true
+		f.a.caught(where, r)
+	}
+}
+
+func (f *frame) Init() (cmd tea.Cmd) {
+	defer f.recovered("the model's Init")
+	return guardCmd(f.a, f.app.Init())
+}
+
+func (f *frame) Update(msg tea.Msg) (m tea.Model, cmd tea.Cmd) {
+	m = f
+	if f.broken {
+		return m, nil
+	}
+	if ws, ok := msg.(tea.WindowSizeMsg); ok {
+		f.w, f.h = ws.Width, ws.Height
+	}
+	if f.gated() {
+		// The attendee cannot see what keys would do: only Ctrl-C counts.
+		switch k := msg.(type) {
+		case tea.KeyMsg:
+			if k.Type == tea.KeyCtrlC {
+				return m, tea.Quit
+			}
+			return m, nil
+		case tea.MouseMsg:
+			return m, nil
+		}
+	}
+	defer f.recovered("the model's Update")
+	next, c := f.app.Update(msg)
+	if next != nil {
+		f.app = next
+	}
+	return m, guardCmd(f.a, c)
+}
+
+func (f *frame) View() (v string) {
+	if f.broken {
+		return ""
+	}
+	if f.gated() {
+		return f.gate()
+	}
+	defer f.recovered("the model's View")
+	return f.app.View()
+}
+
+// gated says the window is known and smaller than the minimum.
+func (f *frame) gated() bool {
+	return (f.minW > 0 && f.w > 0 && f.w < f.minW) || (f.minH > 0 && f.h > 0 && f.h < f.minH)
+}
+
+func (f *frame) gate() string {
+	text := fmt.Sprintf("Make the window at least %dx%d to join (it is %dx%d now).", f.minW, f.minH, f.w, f.h)
+	return f.r.NewStyle().Width(f.w).MaxWidth(f.w).MaxHeight(f.h).Render(text)
+}
+
+// guardCmd wraps cmd so that a panic in it ends the session, not the
+// program's goroutine. Batches and sequences are wrapped to the leaf.
+func guardCmd(a *attendee, cmd tea.Cmd) tea.Cmd {
+	if cmd == nil {
+		return nil
+	}
+	return func() (msg tea.Msg) {
+		defer func() {
+			if r := recover(); r != nil {
+				msg = nil
+				a.caught("a command of the model", r)
+			}
+		}()
+		return guardBatch(a, cmd())
+	}
+}
+
+// guardBatch wraps the commands inside a tea.BatchMsg or the unexported
+// message of tea.Sequence: both are slices of tea.Cmd, and bubbletea runs
+// their commands itself, beyond guardCmd's reach.
+func guardBatch(a *attendee, msg tea.Msg) tea.Msg {
+	v := reflect.ValueOf(msg)
+	if !v.IsValid() || v.Kind() != reflect.Slice || v.Type().Elem() != reflect.TypeFor[tea.Cmd]() {
+		return msg
+	}
+	out := reflect.MakeSlice(v.Type(), v.Len(), v.Len())
+	for i := range v.Len() {
+		c, _ := v.Index(i).Interface().(tea.Cmd)
+		out.Index(i).Set(reflect.ValueOf(guardCmd(a, c)))
+	}
+	return out.Interface()
+}

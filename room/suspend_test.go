@@ -1,0 +1,120 @@
+package room
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestSuspendKeyIsHarmless: a model that asks to suspend on Ctrl-Z would,
+// in bubbletea v1, send SIGTSTP to the server's whole process group and
+// freeze every session. The room serves from a child process in a process
+// group of its own that counts SIGTSTP instead of stopping; after Ctrl-Z
+// the session must still answer, and the child must have seen no signal.
+// Ctrl-C ends that one session and nobody else's.
+func TestSuspendKeyIsHarmless(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "-test.run=^TestSuspendHelperProcess$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "ROOM_SUSPEND_HELPER=1")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	})
+	lines := bufio.NewScanner(stdout)
+	var addr string
+	for lines.Scan() {
+		if a, ok := strings.CutPrefix(lines.Text(), "ADDR "); ok {
+			addr = a
+			break
+		}
+	}
+	if addr == "" {
+		t.Fatalf("the helper did not say where it listens")
+	}
+
+	alice := dial(t, addr, clientOpts{user: "alice"})
+	bob := dial(t, addr, clientOpts{user: "bob"})
+	alice.waitScreen(5*time.Second, "probe user=alice")
+	bob.waitScreen(5*time.Second, "probe user=bob")
+	alice.press("\x1a") // Ctrl-Z: the probe answers with tea.Suspend
+	time.Sleep(300 * time.Millisecond)
+	alice.press("z")
+	time.Sleep(300 * time.Millisecond)
+	alice.press("+")
+	alice.waitScreen(5*time.Second, "count=1")
+
+	alice.press("\x03") // Ctrl-C: the probe quits
+	if code := alice.waitExit(5 * time.Second); code != 0 {
+		t.Errorf("alice's exit status after Ctrl-C: %d, want 0", code)
+	}
+	bob.press("+")
+	bob.waitScreen(5*time.Second, "count=1")
+
+	_ = stdin.Close()
+	var report string
+	for lines.Scan() {
+		if r, ok := strings.CutPrefix(lines.Text(), "SIGNALS "); ok {
+			report = r
+		}
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("the helper: %v", err)
+	}
+	if report != "SIGTSTP=0" {
+		t.Errorf("the serving process got %q, want SIGTSTP=0", report)
+	}
+}
+
+// TestSuspendHelperProcess is the serving child of TestSuspendKeyIsHarmless.
+func TestSuspendHelperProcess(t *testing.T) {
+	if os.Getenv("ROOM_SUSPEND_HELPER") != "1" {
+		t.Skip("runs only as TestSuspendKeyIsHarmless's child")
+	}
+	var tstp atomic.Int64
+	sig := make(chan os.Signal, 4)
+	signal.Notify(sig, syscall.SIGTSTP)
+	go func() {
+		for range sig {
+			tstp.Add(1)
+		}
+	}()
+	rec := newRecorder()
+	s, err := New(Config{Listen: "127.0.0.1:0", HostKeyDir: t.TempDir() + "/k"}, rec.app)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(ctx) }()
+	fmt.Printf("ADDR %s\n", s.Addr())
+	_, _ = io.Copy(io.Discard, os.Stdin) // until the parent closes it
+	cancel()
+	if err := <-served; err != nil {
+		t.Errorf("Serve: %v", err)
+	}
+	signal.Stop(sig)
+	fmt.Printf("SIGNALS SIGTSTP=%d\n", tstp.Load())
+}

@@ -1,0 +1,94 @@
+package room
+
+import (
+	"fmt"
+	"net"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestOpenSSHInTmux: the real OpenSSH client, in a real terminal (tmux),
+// shows the attendee's screen, follows a resize, takes keys, and exits 0
+// on q with its cleanup run.
+func TestOpenSSHInTmux(t *testing.T) {
+	for _, bin := range []string{"tmux", "ssh"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			t.Skipf("%s is not installed: %v", bin, err)
+		}
+	}
+	rec := newRecorder()
+	s := startRoom(t, Config{MinWidth: 40, MinHeight: 12}, rec.app)
+	_, port, err := net.SplitHostPort(s.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// A socket in the test's directory goes away with it.
+	socket := filepath.Join(t.TempDir(), "tmux")
+	tmux := func(args ...string) (string, error) {
+		out, err := exec.Command("tmux", append([]string{"-S", socket, "-f", "/dev/null"}, args...)...).CombinedOutput()
+		return string(out), err
+	}
+	sshCmd := fmt.Sprintf("ssh -tt -p %s -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR alice@127.0.0.1; echo EXIT=$?; sleep 60", port)
+	if out, err := tmux("new-session", "-d", "-s", "room", "-x", "100", "-y", "30", sshCmd); err != nil {
+		t.Fatalf("tmux new-session: %v %s", err, out)
+	}
+	t.Cleanup(func() { _, _ = tmux("kill-server") })
+
+	screen := func() string {
+		out, err := tmux("capture-pane", "-p", "-t", "room")
+		if err != nil {
+			return "(no screen: " + out + ")"
+		}
+		return out
+	}
+	waitScreen := func(d time.Duration, want ...string) {
+		t.Helper()
+		end := time.Now().Add(d)
+		for {
+			scr := screen()
+			ok := true
+			for _, w := range want {
+				ok = ok && strings.Contains(scr, w)
+			}
+			if ok {
+				return
+			}
+			if time.Now().After(end) {
+				t.Fatalf("the tmux pane never showed %q within %s; it shows:\n%s", want, d, scr)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	keys := func(k ...string) {
+		t.Helper()
+		if out, err := tmux(append([]string{"send-keys", "-t", "room"}, k...)...); err != nil {
+			t.Fatalf("send-keys %v: %v %s", k, err, out)
+		}
+	}
+
+	waitScreen(15*time.Second, "probe user=alice", "size=100x30", "count=0")
+	keys("+", "+")
+	waitScreen(5*time.Second, "count=2")
+	if out, err := tmux("resize-window", "-t", "room", "-x", "90", "-y", "25"); err != nil {
+		t.Fatalf("resize-window: %v %s", err, out)
+	}
+	waitScreen(5*time.Second, "size=90x25", "count=2")
+	if out, err := tmux("resize-window", "-t", "room", "-x", "30", "-y", "10"); err != nil {
+		t.Fatalf("resize-window: %v %s", err, out)
+	}
+	waitScreen(5*time.Second, "at least 40x12")
+	if out, err := tmux("resize-window", "-t", "room", "-x", "100", "-y", "30"); err != nil {
+		t.Fatalf("resize-window: %v %s", err, out)
+	}
+	waitScreen(5*time.Second, "size=100x30", "count=2")
+	if got := s.Attendees(); len(got) != 1 || got[0].User != "alice" || got[0].Width != 100 {
+		t.Errorf("Attendees() = %+v, want alice at 100 columns", got)
+	}
+	keys("q")
+	waitScreen(10*time.Second, "EXIT=0")
+	rec.waitCleaned(t, "alice", 1, 5*time.Second)
+}
