@@ -15,6 +15,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/engine/room"
 	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/scenario"
 	"github.com/leaserace/leaserace/tui/keys"
@@ -56,6 +57,22 @@ type Config struct {
 	// Offline is why no PostgreSQL could start, shown in the REPLAY banner
 	// when Run is a replay standing in for a live run.
 	Offline string
+	// Host is the pool and resource a room's runs share; Who names the
+	// attendee in pg_stat_activity. Scenarios opened with s use them.
+	Host *engine.Host
+	Who  string
+	// Room, when set, is the workshop room this TUI is part of: as the
+	// presenter, or as the attendee in Seat (Follow: following at first).
+	Room      Room
+	Seat      room.Seat
+	Presenter bool
+	Follow    bool
+	// Play opens in play mode; NoAsk skips the questions.
+	Play, NoAsk bool
+	// Remote marks a TUI served to someone else's terminal (over SSH):
+	// nothing is written to this machine's disk (no export), no psql line
+	// and no explore map, which would start runs of its own.
+	Remote bool
 }
 
 // screen is everything a frame shows: a snapshot of the run and the TUI's
@@ -88,6 +105,10 @@ type screen struct {
 	ask  *askPrompt
 	// tally counts the questions answered so far.
 	tally transcript.AskTally
+	// room is the TUI's part in a workshop room; nil outside one.
+	room *roomState
+	// remote is set for a TUI served over SSH.
+	remote bool
 	// cast is set for frames rendered into an asciicast: no key help, as
 	// nobody can press a key in a recording.
 	cast     bool
@@ -154,12 +175,37 @@ func NewModel(ctx context.Context, cfg Config) (Model, error) {
 	if !m.s.adopt(cfg.Run) {
 		return Model{}, errors.New("the session is already closed")
 	}
+	m.s.host, m.s.who = cfg.Host, cfg.Who
 	m.run, m.snap, m.phase = cfg.Run, takeSnapshot(cfg.Run), phaseReady
-	m.psql = psqlOf(cfg.Run, m.s.provider)
+	m.noAsk, m.remote = cfg.NoAsk, cfg.Remote
+	m.play.on = cfg.Play && m.snap.live
+	if !cfg.Remote {
+		m.psql = psqlOf(cfg.Run, m.s.provider)
+	}
+	if cfg.Remote {
+		m.keys.Export.SetEnabled(false)
+		m.keys.Explore.SetEnabled(false)
+	}
+	if cfg.Room != nil {
+		m.room = &roomState{link: cfg.Room, seat: cfg.Seat, presenter: cfg.Presenter, following: cfg.Follow && !cfg.Presenter}
+		m.keys = m.keys.InRoom(cfg.Presenter)
+	}
 	if !cfg.Run.Live() {
 		m = m.asReplay(cfg.Offline)
 	}
 	return m, nil
+}
+
+// initRoom is a room member's first report: the presenter's lead, or the
+// attendee's seat.
+func (m Model) initRoom() tea.Cmd {
+	if m.room == nil {
+		return nil
+	}
+	if m.room.presenter {
+		return m.setLead(false)
+	}
+	return m.reportSeat()
 }
 
 func newModel(ctx context.Context, r *lipgloss.Renderer, exportDir string, now func() time.Time) Model {
@@ -210,7 +256,7 @@ func (m Model) Init() tea.Cmd {
 	if m.phase == phaseBoot {
 		return tea.Batch(m.boot.spin.Tick, m.startup, m.boot.listen)
 	}
-	return nil
+	return m.initRoom()
 }
 
 // playTickMsg is one beat of play; gen drops beats of an earlier play.
@@ -252,6 +298,19 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m.enqueue(op{kind: opOpen, name: msg.name})
 	case playTickMsg:
 		return m.beat(msg)
+	case LeadMsg:
+		return m.onLead(msg)
+	case BoardMsg:
+		if m.room != nil {
+			b := room.Board(msg)
+			r := *m.room
+			r.board = &b
+			m.room = &r
+		}
+		return m, nil
+	case roomErrMsg:
+		m.status = []span{styled(&m.st.Warn, "⚠ the room did not take the last report: "), plain(msg.err.Error())}
+		return m, nil
 	case readyMsg:
 		if msg.err != nil {
 			m.bootErr = msg.err
@@ -319,6 +378,21 @@ func (m Model) key(km tea.KeyMsg) (tea.Model, tea.Cmd) {
 	switch {
 	case key.Matches(km, m.keys.PlayMode):
 		return m.togglePlayMode()
+	case key.Matches(km, m.keys.Follow):
+		return m.toggleFollow()
+	case key.Matches(km, m.keys.Board):
+		if m.room != nil {
+			r := *m.room
+			r.showBoard = !r.showBoard
+			m.room = &r
+		}
+		return m, nil
+	case key.Matches(km, m.keys.Push):
+		if m.room != nil && m.room.presenter {
+			m.status = []span{plain(fmt.Sprintf("Pushed %s with %s, t=%d, to every attendee.", m.snap.sc.Name, m.snap.view.Knobs, m.snap.view.Now))}
+			return m, m.setLead(true)
+		}
+		return m, nil
 	case key.Matches(km, m.keys.Help):
 		m.help.ShowAll = !m.help.ShowAll
 		return m, nil
@@ -431,6 +505,13 @@ func (m Model) beat(msg playTickMsg) (tea.Model, tea.Cmd) {
 func (m Model) done(d doneMsg) (tea.Model, tea.Cmd) {
 	m.busy = false
 	if d.err != nil {
+		if d.run != nil {
+			// A run was opened before the failure: it is the one on show.
+			m.run = d.run
+			if d.snap.sc != nil {
+				m.snap = d.snap
+			}
+		}
 		m.err = d.err
 		m.queue = nil
 		m.playing = false
@@ -461,8 +542,15 @@ func (m Model) done(d doneMsg) (tea.Model, tea.Cmd) {
 	if d.moved {
 		m.record(d)
 	}
+	var roomCmds []tea.Cmd
 	if d.op.kind == opNext || d.op.kind == opPlayMove {
-		m.reveal(d.step)
+		if m.reveal(d.step) {
+			a := m.ask
+			roomCmds = append(roomCmds, m.vote(questionKey(m.snap.sc.Name, a.t, a.ask.Question), a.ask.Choices[a.pick]))
+		}
+	}
+	if d.moved {
+		roomCmds = append(roomCmds, m.afterMove())
 	}
 	if m.play.at >= len(m.snap.options) {
 		m.play.at = max(0, len(m.snap.options)-1)
@@ -496,9 +584,10 @@ func (m Model) done(d doneMsg) (tea.Model, tea.Cmd) {
 	if len(m.queue) > 0 {
 		next := m.queue[0]
 		m.queue = m.queue[1:]
-		return m.start(next)
+		nm, cmd := m.start(next)
+		return nm, tea.Batch(append(roomCmds, cmd)...)
 	}
-	return m, nil
+	return m, tea.Batch(roomCmds...)
 }
 
 // record adds what the presenter just did to the session log.

@@ -9,6 +9,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/engine/room"
 	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/scenario"
 )
@@ -36,12 +37,13 @@ const (
 	opExplore
 	opJump
 	opPlayMove
+	opFollow
 )
 
 func (k opKind) String() string {
 	return [...]string{"next", "previous", "tick forward", "tick back", "start", "end",
 		"renewal toggle", "fencing cycle", "reconnect", "export", "open scenario", "session walk",
-		"explore map", "explore jump", "move"}[k]
+		"explore map", "explore jump", "move", "follow"}[k]
 }
 
 // op is a queued request; name is the scenario for opOpen and the varied
@@ -57,6 +59,8 @@ type op struct {
 	// question (answered or skipped), so it is not asked again.
 	move  scenario.Move
 	asked bool
+	// lead is where opFollow takes the run.
+	lead room.Lead
 }
 
 // doneMsg is what an engine command reports back to Update.
@@ -132,6 +136,8 @@ func (e opEnv) command(o op) tea.Cmd {
 				return doneMsg{err: err}
 			}
 			return doneMsg{snap: takeSnapshot(r), moved: true, step: &st}
+		case opFollow:
+			return e.follow(ctx, o.lead)
 		case opPlayMove:
 			st, err := r.Play(ctx, o.move)
 			if err != nil {
@@ -237,6 +243,30 @@ func goTo(ctx context.Context, r *engine.Run, pos int, now int64) error {
 	return r.SeekTime(ctx, now)
 }
 
+// follow takes the run where the presenter's lead is: the scenario, the
+// knobs, then the position.
+func (e opEnv) follow(ctx context.Context, l room.Lead) doneMsg {
+	name, k, pos, t := followTarget(l)
+	r := e.run
+	var opened *engine.Run
+	if r.Scenario().Name != name {
+		d := e.open(ctx, name)
+		if d.err != nil {
+			return d
+		}
+		r, opened = d.run, d.run
+	}
+	if r.Knobs() != k {
+		if _, err := r.SetKnobs(ctx, k); err != nil {
+			return doneMsg{err: err, run: opened, snap: takeSnapshot(r)}
+		}
+	}
+	if err := goTo(ctx, r, pos, t); err != nil {
+		return doneMsg{err: err, run: opened, snap: takeSnapshot(r)}
+	}
+	return doneMsg{run: opened, snap: takeSnapshot(r), moved: true}
+}
+
 // open starts the named scenario on the same server with the same knobs
 // and, once it is ready, closes the run it replaces.
 func (e opEnv) open(ctx context.Context, name string) doneMsg {
@@ -252,7 +282,7 @@ func (e opEnv) open(ctx context.Context, name string) doneMsg {
 		return doneMsg{err: err}
 	}
 	nr, err := engine.Open(ctx, engine.Config{
-		DSN: e.s.dsn, Scenario: sc, Knobs: k,
+		DSN: e.s.dsn, Scenario: sc, Knobs: k, Host: e.s.host, Who: e.s.who,
 		Provider: e.s.provider, ServerVersion: e.s.serverVersion,
 	})
 	if err != nil {

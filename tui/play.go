@@ -115,11 +115,11 @@ func (m Model) answerKey(km tea.KeyMsg) (tea.Model, tea.Cmd, bool) {
 }
 
 // reveal judges the answer once the held move ran, from the step's real
-// result.
-func (m *Model) reveal(st *transcript.Step) {
+// result; it reports whether there was an answer to judge.
+func (m *Model) reveal(st *transcript.Step) bool {
 	a := m.ask
 	if a == nil || a.pick < 0 || a.fact != "" || st == nil {
-		return
+		return false
 	}
 	c := *a
 	c.fact = engine.Fact(c.ask.About, *st, m.snap.sc.Resource.Epoch)
@@ -136,6 +136,7 @@ func (m *Model) reveal(st *transcript.Step) {
 	m.tally.Answers = append(m.tally.Answers, transcript.AskAnswer{
 		T: st.T, Question: c.ask.Question, Chose: c.ask.Choices[c.pick], Answer: c.fact, Right: right,
 	})
+	return true
 }
 
 // playLines is play mode's menu: the moves enabled now, in words.

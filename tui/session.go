@@ -27,6 +27,10 @@ type session struct {
 	dsn           string
 	provider      string
 	serverVersion string
+	// host and who, in a room: runs opened here share the room's pool
+	// and resource, named for the attendee.
+	host *engine.Host
+	who  string
 }
 
 func newSession(ctx context.Context) *session {

@@ -199,6 +199,8 @@ func (c *sections) screen(l layout) []string {
 		out = append(out, c.chooser...)
 	} else if m.explore.open {
 		out = append(out, m.exploreLines(w)...)
+	} else if m.room != nil && m.room.showBoard {
+		out = append(out, m.boardLines(w)...)
 	} else {
 		b := btoi(l.boxes)
 		out = append(out, memo(c.panes, [2]int{b, l.paneMax}, func() []string { return m.panes(w, l) })...)
@@ -256,6 +258,9 @@ func (m screen) header(w int) []string {
 	knobs := []span{
 		styled(&st.Label, "renewal:"), plain(" "), styled(&st.Value, k.Renewal.Describe()),
 		plain(" · "), styled(&st.Label, "fencing:"), plain(" "), styled(&st.Value, k.Fencing.Describe()),
+	}
+	if r := m.roomLine(); r != nil {
+		knobs = append(append(knobs, plain(" · ")), r...)
 	}
 	return append(lines, wrap(knobs, w, "", "")...)
 }

@@ -123,7 +123,7 @@ func TestRunMarkdown(t *testing.T) {
 	tr := readTranscript(t, js.stdout)
 	for _, want := range []string{
 		"# leaserace transcript: renewal-race",
-		"| # | t | actor | action | command tag | coordinator after | resource after |",
+		"| # | t | actor | action | result | command tag | coordinator after | resource after |",
 		"```sql\nUPDATE leases",
 		"→ `UPDATE 1`",
 		"**CONFLICT**",

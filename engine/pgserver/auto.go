@@ -2,7 +2,6 @@ package pgserver
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -128,17 +127,9 @@ func (e *NoServerError) Reason() string {
 	return strings.Join(parts, "; ")
 }
 
-// shortReason says a provider's failure in a few words: a known one by
-// name, anything else by the first clause of its message.
+// shortReason is a provider's failure in a few words: the first clause of
+// its message, which names what was missing.
 func shortReason(err error) string {
-	switch {
-	case errors.Is(err, ErrNoDocker):
-		return "no Docker engine answers"
-	case errors.Is(err, ErrNoServerBinaries):
-		return "no PostgreSQL server binaries"
-	case errors.Is(err, context.DeadlineExceeded):
-		return "timed out"
-	}
 	first, _, _ := strings.Cut(firstLine(err), ": ")
 	return first
 }

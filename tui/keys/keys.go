@@ -27,6 +27,12 @@ type Map struct {
 	MenuDown key.Binding
 	Choose   key.Binding
 	Skip     key.Binding
+	// Follow, Board and Push work in a workshop room: an attendee follows
+	// the presenter or goes alone; the presenter shows the room board and
+	// pushes the scenario and knobs to everyone. Off outside a room.
+	Follow key.Binding
+	Board  key.Binding
+	Push   key.Binding
 	// WalkNext and WalkPrev walk a replayed file's recorded session; they
 	// are disabled, and out of the help, unless there is one.
 	WalkNext key.Binding
@@ -56,6 +62,9 @@ func Default() Map {
 		MenuDown:  key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "move below")),
 		Choose:    key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter/1-9", "play the move")),
 		Skip:      key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "skip the question")),
+		Follow:    key.NewBinding(key.WithKeys("F"), key.WithHelp("F", "follow the presenter / go alone"), key.WithDisabled()),
+		Board:     key.NewBinding(key.WithKeys("b"), key.WithHelp("b", "room board"), key.WithDisabled()),
+		Push:      key.NewBinding(key.WithKeys("P"), key.WithHelp("P", "push to every attendee"), key.WithDisabled()),
 		WalkNext:  key.NewBinding(key.WithKeys("]"), key.WithHelp("]", "session: next"), key.WithDisabled()),
 		WalkPrev:  key.NewBinding(key.WithKeys("["), key.WithHelp("[", "session: back"), key.WithDisabled()),
 	}
@@ -68,6 +77,15 @@ func (m Map) Replay(session bool) Map {
 	m.PlayMode.SetEnabled(false)
 	m.WalkNext.SetEnabled(session)
 	m.WalkPrev.SetEnabled(session)
+	return m
+}
+
+// InRoom is the map in a workshop room: the presenter's board and push,
+// or an attendee's follow key.
+func (m Map) InRoom(presenter bool) Map {
+	m.Follow.SetEnabled(!presenter)
+	m.Board.SetEnabled(presenter)
+	m.Push.SetEnabled(presenter)
 	return m
 }
 
@@ -89,6 +107,7 @@ func (m Map) ShortHelp() []key.Binding {
 	return enabled(
 		brief(m.Next, "next"), brief(m.Prev, "back"), brief(m.Renewal, "renewal"),
 		brief(m.Fencing, "fencing"), brief(m.Play, "play"), brief(m.Help, "all keys"), m.Quit,
+		brief(m.Follow, "follow"), brief(m.Board, "board"),
 		brief(m.Scenario, "scenario"), brief(m.Export, "export"), brief(m.WalkNext, "session"),
 	)
 }
@@ -104,7 +123,7 @@ func (m Map) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		enabled(m.Next, m.Prev, m.TickNext, m.TickPrev, m.Start, m.End),
 		enabled(m.Play, m.PlayMode, m.Renewal, m.Fencing, m.Scenario, m.Explore),
-		enabled(m.Export, m.Reconnect, m.WalkNext, m.WalkPrev, m.Help, m.Quit),
+		enabled(m.Export, m.Reconnect, m.Follow, m.Board, m.Push, m.WalkNext, m.WalkPrev, m.Help, m.Quit),
 	}
 }
 

@@ -1,0 +1,246 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"sort"
+	"strings"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/leaserace/leaserace/engine/room"
+	"github.com/leaserace/leaserace/scenario"
+)
+
+// Room is the workshop room a TUI reports to: an attendee reports where
+// it is, its predictions and the goals it reached; the presenter sets the
+// lead everyone follows. engine/room's Store is one.
+type Room interface {
+	Report(ctx context.Context, s room.Seat) error
+	Vote(ctx context.Context, v room.Vote) error
+	Reached(ctx context.Context, seat, scenarioName, goal string, moves int) error
+	SetLead(ctx context.Context, l room.Lead) (room.Lead, error)
+}
+
+// LeadMsg tells an attendee's TUI where the presenter is now.
+type LeadMsg room.Lead
+
+// BoardMsg gives the presenter's TUI the room at a glance.
+type BoardMsg room.Board
+
+// roomState is the TUI's part in a room.
+type roomState struct {
+	link      Room
+	seat      room.Seat
+	presenter bool
+	// following: the attendee's run goes where the presenter's goes.
+	following bool
+	// lead is the presenter's last known position.
+	lead *room.Lead
+	// reached remembers goals already reported, by scenario/goal.
+	reached map[string]bool
+	// board is the presenter's view of the room; showBoard shows it.
+	board     *room.Board
+	showBoard bool
+}
+
+// roomTimeout bounds one report to the room.
+const roomTimeout = 5 * time.Second
+
+// onLead takes the presenter's new position: an attendee who follows (or
+// any attendee, for a push) goes there.
+func (m Model) onLead(l LeadMsg) (tea.Model, tea.Cmd) {
+	if m.room == nil || m.room.presenter {
+		return m, nil
+	}
+	lead := room.Lead(l)
+	r := *m.room
+	r.lead = &lead
+	if lead.Push {
+		r.following = true
+	}
+	m.room = &r
+	if !r.following {
+		return m, nil
+	}
+	return m.enqueue(op{kind: opFollow, lead: lead})
+}
+
+// toggleFollow breaks away from the presenter or rejoins.
+func (m Model) toggleFollow() (tea.Model, tea.Cmd) {
+	if m.room == nil || m.room.presenter {
+		return m, nil
+	}
+	r := *m.room
+	r.following = !r.following
+	m.room = &r
+	if !r.following {
+		m.status = []span{plain("On your own: the presenter's steps no longer move your run. F rejoins.")}
+		return m, m.reportSeat()
+	}
+	m.status = []span{plain("Following the presenter again.")}
+	if l := m.room.lead; l != nil {
+		next, cmd := m.enqueue(op{kind: opFollow, lead: *l})
+		return next, tea.Batch(cmd, next.(Model).reportSeat())
+	}
+	return m, m.reportSeat()
+}
+
+// afterMove tells the room what just changed: the presenter's new lead,
+// or the attendee's seat and any goal it newly reached.
+func (m *Model) afterMove() tea.Cmd {
+	if m.room == nil {
+		return nil
+	}
+	if m.room.presenter {
+		return m.setLead(false)
+	}
+	cmds := []tea.Cmd{m.reportSeat()}
+	for _, g := range m.snap.goals {
+		key := m.snap.sc.Name + "/" + g.Goal.ID
+		if g.Reached && !m.room.reached[key] {
+			r := *m.room
+			r.reached = maps.Clone(r.reached)
+			if r.reached == nil {
+				r.reached = map[string]bool{}
+			}
+			r.reached[key] = true
+			m.room = &r
+			link, seat, sc, id, moves := m.room.link, m.room.seat.ID, m.snap.sc.Name, g.Goal.ID, g.Moves
+			cmds = append(cmds, m.roomCall(func(ctx context.Context) error { return link.Reached(ctx, seat, sc, id, moves) }))
+		}
+	}
+	return tea.Batch(cmds...)
+}
+
+// setLead publishes where the presenter is; push makes every attendee go
+// there, even those who broke away.
+func (m Model) setLead(push bool) tea.Cmd {
+	v := m.snap.view
+	l := room.Lead{Scenario: m.snap.sc.Name, Knobs: v.Knobs, Pos: v.Pos, T: v.Now, Push: push}
+	link := m.room.link
+	return m.roomCall(func(ctx context.Context) error {
+		_, err := link.SetLead(ctx, l)
+		return err
+	})
+}
+
+// reportSeat tells the room where this attendee's run is.
+func (m Model) reportSeat() tea.Cmd {
+	if m.room == nil || m.room.presenter || m.snap.sc == nil {
+		return nil
+	}
+	s := m.room.seat
+	v := m.snap.view
+	s.Scenario, s.Knobs, s.Pos, s.T, s.Following = m.snap.sc.Name, v.Knobs, v.Pos, v.Now, m.room.following
+	link := m.room.link
+	return m.roomCall(func(ctx context.Context) error { return link.Report(ctx, s) })
+}
+
+// vote tells the room the attendee's prediction.
+func (m Model) vote(question, choice string) tea.Cmd {
+	if m.room == nil || m.room.presenter {
+		return nil
+	}
+	v := room.Vote{Seat: m.room.seat.ID, Question: question, Choice: choice}
+	link := m.room.link
+	return m.roomCall(func(ctx context.Context) error { return link.Vote(ctx, v) })
+}
+
+// roomErrMsg is a report the room did not take.
+type roomErrMsg struct{ err error }
+
+// roomCall runs a report in the background with its own deadline; a
+// failure is said on the status line and changes nothing else.
+func (m Model) roomCall(f func(ctx context.Context) error) tea.Cmd {
+	s := m.s
+	return func() tea.Msg {
+		if !s.begin() {
+			return nil
+		}
+		defer s.end()
+		ctx, cancel := context.WithTimeout(s.ctx, roomTimeout)
+		defer cancel()
+		if err := f(ctx); err != nil {
+			return roomErrMsg{err: err}
+		}
+		return nil
+	}
+}
+
+// questionKey names a question on the board: the scenario, its time and
+// its text.
+func questionKey(scenarioName string, t int64, q string) string {
+	return fmt.Sprintf("%s@%d: %s", scenarioName, t, q)
+}
+
+// roomLine is the header's word on the room: following or on one's own,
+// or how many attendees the presenter leads.
+func (m screen) roomLine() []span {
+	r := m.room
+	if r == nil {
+		return nil
+	}
+	if r.presenter {
+		n := 0
+		if r.board != nil {
+			n = len(r.board.Seats)
+		}
+		return []span{styled(&m.st.Title, "presenting"), plain(fmt.Sprintf(" to %d attendees · b board · P push to all", n))}
+	}
+	if r.following {
+		return []span{styled(&m.st.Good, "following the presenter"), plain(" · F to go on your own")}
+	}
+	return []span{styled(&m.st.Warn, "on your own"), plain(" · F to follow the presenter again")}
+}
+
+// boardLines is the presenter's room board: who is where, the votes and
+// the goals reached.
+func (m screen) boardLines(w int) []string {
+	st := m.st
+	b := m.room.board
+	if b == nil {
+		return wrap([]span{styled(&st.Faint, "No one in the room yet.")}, w, "", "")
+	}
+	out := wrap([]span{styled(&st.Title, "Room "+b.Room), plain(fmt.Sprintf(": %d attendees", len(b.Seats)))}, w, "", "")
+	for _, s := range b.Seats {
+		where := fmt.Sprintf("%s %s t=%d (event %d)", s.Scenario, s.Knobs, s.T, s.Pos)
+		mode := "following"
+		if !s.Following {
+			mode = "on their own"
+		}
+		out = append(out, wrap([]span{styled(&st.Value, "  "+s.Name), plain(" · " + where + " · " + mode), styled(&st.Faint, " · "+s.Server)}, w, "", "    ")...)
+	}
+	qs := make([]string, 0, len(b.Votes))
+	for q := range b.Votes {
+		qs = append(qs, q)
+	}
+	sort.Strings(qs)
+	for _, q := range qs {
+		var parts []string
+		choices := make([]string, 0, len(b.Votes[q]))
+		for c := range b.Votes[q] {
+			choices = append(choices, c)
+		}
+		sort.Strings(choices)
+		for _, c := range choices {
+			parts = append(parts, fmt.Sprintf("%s %d", c, b.Votes[q][c]))
+		}
+		out = append(out, wrap([]span{styled(&st.Title, "Votes"), plain(" " + q + ": " + strings.Join(parts, " · "))}, w, "", "    ")...)
+	}
+	gs := make([]string, 0, len(b.Goals))
+	for g := range b.Goals {
+		gs = append(gs, g)
+	}
+	sort.Strings(gs)
+	for _, g := range gs {
+		out = append(out, wrap([]span{styled(&st.Title, "Goal"), plain(fmt.Sprintf(" %s: reached by %d", g, b.Goals[g]))}, w, "", "    ")...)
+	}
+	return out
+}
+
+// followTarget says where a lead takes an attendee's run.
+func followTarget(l room.Lead) (string, scenario.Knobs, int, int64) {
+	return l.Scenario, l.Knobs, l.Pos, l.T
+}
