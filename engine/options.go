@@ -157,6 +157,11 @@ func (w *world) clockWords(t int64) string {
 	if w.coord != nil && w.coord.ExpiresAt == t {
 		why = append(why, fmt.Sprintf("%s's lease expires", w.coord.Owner))
 	}
+	for _, a := range w.order {
+		if b := w.beliefs[a]; b.lease != nil && b.lease.ExpiresAt == t && (w.coord == nil || *w.coord != *b.lease) {
+			why = append(why, fmt.Sprintf("%s's lease runs out by its own clock", a))
+		}
+	}
 	for _, m := range w.flight {
 		if m.Due == t {
 			why = append(why, fmt.Sprintf("%s is due", m.ID))

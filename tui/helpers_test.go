@@ -43,20 +43,31 @@ func knobs(r scenario.Renewal, f scenario.Fencing) scenario.Knobs {
 // model of size w×h. The model and its runs are closed when the test ends.
 func openModel(t testing.TB, name string, k scenario.Knobs, w, h int) Model {
 	t.Helper()
-	dsn := pgtest.DSN(t)
-	sc, err := scenario.Builtin(name)
+	sc, err := scenario.Load(name)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return openScenarioModel(t, sc, k, w, h, nil)
+}
+
+// openScenarioModel opens sc live and wraps it in a model sized w×h;
+// tweak, if set, changes the model's Config first.
+func openScenarioModel(t testing.TB, sc *scenario.Scenario, k scenario.Knobs, w, h int, tweak func(*Config)) Model {
+	t.Helper()
+	dsn := pgtest.DSN(t)
 	ctx := testCtx(t)
 	run, err := engine.Open(ctx, engine.Config{DSN: dsn, Scenario: sc, Knobs: k, Provider: "test"})
 	if err != nil {
-		t.Fatalf("open %s: %v", name, err)
+		t.Fatalf("open %s: %v", sc.Name, err)
 	}
-	m, err := NewModel(context.Background(), Config{
+	cfg := Config{
 		Run: run, DSN: dsn, Provider: "test", ExportDir: t.TempDir(),
 		Renderer: asciiRenderer(), Now: fixedNow,
-	})
+	}
+	if tweak != nil {
+		tweak(&cfg)
+	}
+	m, err := NewModel(context.Background(), cfg)
 	if err != nil {
 		_ = run.Close(ctx)
 		t.Fatal(err)

@@ -19,7 +19,11 @@ import (
 	"github.com/leaserace/leaserace/scenario"
 )
 
-func blindOff() scenario.Knobs { return knobs(scenario.RenewalBlind, scenario.FencingOff) }
+func blindOff() scenario.Knobs   { return knobs(scenario.RenewalBlind, scenario.FencingOff) }
+func compareOff() scenario.Knobs { return knobs(scenario.RenewalCompare, scenario.FencingOff) }
+func compareMonotonic() scenario.Knobs {
+	return knobs(scenario.RenewalCompare, scenario.FencingMonotonic)
+}
 
 // at1075 is renewal-race with its first five events run: the delayed
 // heartbeat has just arrived.

@@ -154,16 +154,15 @@ func (m screen) playLines(w int) []string {
 		if i < 9 {
 			num = strconv.Itoa(i+1) + " "
 		}
-		mark := "  "
-		ink := &st.Value
+		first, ink := "  ", &st.Value
 		if i == m.play.at {
-			mark, ink = "▶ ", &st.Selected
+			first, ink = "▶ ", &st.Selected
 		}
-		line := []span{styled(ink, mark+num), plain(o.Words)}
+		line := []span{styled(ink, num), plain(o.Words)}
 		if o.Scripted {
 			line = append(line, styled(&st.Faint, " ·scripted"))
 		}
-		out = append(out, wrap(line, w, "", "     ")...)
+		out = append(out, wrap(line, w, first, "    ")...)
 	}
 	return out
 }
@@ -198,11 +197,11 @@ func (m screen) askLines(w int) []string {
 		var p []span
 		for i, c := range a.ask.Choices {
 			if i > 0 {
-				p = append(p, plain("   "))
+				p = append(p, plain(" · "))
 			}
 			p = append(p, styled(&st.Selected, strconv.Itoa(i+1)), plain(" "+c))
 		}
-		p = append(p, styled(&st.Faint, "   (esc: skip the question)"))
+		p = append(p, styled(&st.Faint, " · esc skips the question"))
 		return append(out, wrap(p, w, "  ", "  ")...)
 	}
 	if a.fact == "" {

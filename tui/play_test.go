@@ -1,0 +1,230 @@
+package tui
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/x/exp/golden"
+	"github.com/leaserace/leaserace/engine/transcript"
+	"github.com/leaserace/leaserace/scenario"
+)
+
+// optionIndex is the 1-based menu number of the first option whose move's
+// text form starts with prefix, or fails the test.
+func optionIndex(t *testing.T, m Model, prefix string) int {
+	t.Helper()
+	for i, o := range m.snap.options {
+		if strings.HasPrefix(o.Move.String(), prefix) {
+			return i + 1
+		}
+	}
+	var have []string
+	for _, o := range m.snap.options {
+		have = append(have, o.Move.String())
+	}
+	t.Fatalf("no move %s… on the menu; it offers %v", prefix, have)
+	return 0
+}
+
+// choose plays the menu's move that starts with prefix, by its number.
+func choose(t *testing.T, m Model, prefix string) Model {
+	t.Helper()
+	i := optionIndex(t, m, prefix)
+	if i > 9 {
+		// Past the numbers: walk the cursor to it.
+		for range len(m.snap.options) {
+			m = press(t, m, "up")
+		}
+		for range i - 1 {
+			m = press(t, m, "down")
+		}
+		m = press(t, m, "enter")
+		if m.err != nil || m.play.at != 0 && m.snap.view.Pos == 0 {
+			t.Fatalf("playing %s: %v", prefix, m.err)
+		}
+		return m
+	}
+	m = press(t, m, strconv.Itoa(i))
+	if m.err != nil {
+		t.Fatalf("playing %s: %v", prefix, m.err)
+	}
+	return m
+}
+
+// The learner schedules the race: every move on the menu runs, the menu
+// shows only what can be made, and the goal panel says when the stale
+// write got through.
+func TestPlayModeReachesTheStaleWriteGoal(t *testing.T) {
+	m := openModel(t, "renewal-race", blindOff(), 120, 40)
+	m = press(t, m, "p")
+	if !m.play.on || !strings.Contains(m.View(), "Your move") || !strings.Contains(m.View(), "Goals under blind/off") {
+		t.Fatalf("p did not open play mode:\n%s", m.View())
+	}
+	// Every option on the menu is a move the run accepts.
+	for _, o := range m.snap.options {
+		if strings.Contains(o.Words, "?") {
+			t.Errorf("an option reads oddly: %q", o.Words)
+		}
+	}
+	for _, mv := range []string{"A:send hb1", "clock:advance@1060", "clock:advance@1070", "B:acquire", "B:effect", "clock:advance@1075", "A:deliver hb1", "A:effect"} {
+		m = choose(t, m, mv)
+	}
+	v := m.View()
+	if m.snap.view.Outcome.Verdict != scenario.VerdictConflict || !strings.Contains(v, "✓ The resource accepts a stale write — reached in 8 moves") {
+		t.Fatalf("the stale write did not reach its goal:\n%s", v)
+	}
+	// Nothing is in flight: the menu offers no delivery.
+	for _, o := range m.snap.options {
+		if o.Move.Action == scenario.ActionDeliver || o.Move.Action == scenario.ActionDrop {
+			t.Errorf("the menu offers %s with nothing in flight", o.Move)
+		}
+	}
+	// The export records the path taken, and the transcript's moves are it.
+	m = press(t, m, "e")
+	files, _ := filepath.Glob(filepath.Join(m.exportDir, "*.json"))
+	if len(files) != 1 {
+		t.Fatalf("export wrote %v", files)
+	}
+	data, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := transcript.Read(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(tr.Moves, "A:send hb1@1055,clock:advance@1060,clock:advance@1070,B:acquire@1070") || tr.Outcome.Verdict != scenario.VerdictConflict {
+		t.Errorf("exported moves %q, verdict %s", tr.Moves, tr.Outcome.Verdict)
+	}
+	plays := 0
+	for _, e := range tr.Presenter {
+		if e.Kind == transcript.PresenterPlay {
+			plays++
+		}
+	}
+	if plays != 8 {
+		t.Errorf("the presenter's log holds %d played moves, want 8", plays)
+	}
+}
+
+// A dropped message leaves the flight list, and stepping back then
+// choosing differently forks the path.
+func TestPlayModeDropAndFork(t *testing.T) {
+	m := openModel(t, "renewal-race", compareMonotonic(), 120, 40)
+	m = press(t, m, "p")
+	m = choose(t, m, "A:send hb1")
+	if len(m.snap.view.InFlight) != 1 {
+		t.Fatalf("after the send, in flight: %v", m.snap.view.InFlight)
+	}
+	m = choose(t, m, "A:drop hb1")
+	if len(m.snap.view.InFlight) != 0 || !strings.Contains(m.View(), "nothing in flight") {
+		t.Fatalf("the dropped heartbeat is still in flight:\n%s", m.View())
+	}
+	for _, o := range m.snap.options {
+		if o.Move.Msg == "hb1" {
+			t.Errorf("the menu still offers %s", o.Move)
+		}
+	}
+	// Back one step, and deliver it instead: the log forks.
+	m = press(t, m, "left")
+	if m.snap.view.Pos != 1 || len(m.snap.view.InFlight) != 1 {
+		t.Fatalf("back: pos %d, in flight %v", m.snap.view.Pos, m.snap.view.InFlight)
+	}
+	m = choose(t, m, "A:deliver hb1")
+	log := m.run.Log()
+	if len(log) != 2 || log[1].Action != scenario.ActionDeliver {
+		t.Fatalf("the path did not fork: %s", scenario.FormatMoves(log))
+	}
+	// Control: a current heartbeat still renews, compare-and-renew or not.
+	if st := m.snap.last(); st.Tag != "UPDATE 1" || st.Coordinator.ExpiresAt != 1115 {
+		t.Errorf("the renewal at 1055: %s, row %+v", st.Tag, st.Coordinator)
+	}
+}
+
+// A question comes before its step; the step runs once a choice is made,
+// and the screen says whether it was right, from the real result.
+func TestPredictThenReveal(t *testing.T) {
+	sc, err := scenario.LoadFile("testdata/ask-race.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := openScenarioModel(t, sc, compareOff(), 120, 40, nil)
+	m = press(t, m, "right", "right", "right", "right")
+	m = press(t, m, "right") // the late heartbeat: asked first
+	if m.ask == nil || m.ask.pick >= 0 || m.snap.view.Pos != 4 {
+		t.Fatalf("no question before the delivery (pos %d)", m.snap.view.Pos)
+	}
+	if v := m.View(); !strings.Contains(v, "What will PostgreSQL answer?") || !strings.Contains(v, "1 UPDATE 1") || !strings.Contains(v, "2 UPDATE 0") {
+		t.Fatalf("the question is not on screen:\n%s", v)
+	}
+	m = press(t, m, "right") // not a choice: nothing runs
+	if m.snap.view.Pos != 4 {
+		t.Fatalf("a key other than a choice ran the step")
+	}
+	m = press(t, m, "1") // UPDATE 1: wrong under compare-and-renew
+	if m.snap.view.Pos != 5 || !strings.Contains(m.View(), "✗ Not quite: you said UPDATE 1, but PostgreSQL answered UPDATE 0") {
+		t.Fatalf("after the choice:\n%s", m.View())
+	}
+	m = press(t, m, "right", "2") // A makes no call: "no" is right
+	if !strings.Contains(m.View(), "✓ Right: no") {
+		t.Fatalf("the second answer:\n%s", m.View())
+	}
+	if m.tally.Asked != 2 || m.tally.Right != 1 {
+		t.Errorf("tally %+v", m.tally)
+	}
+	// The tally goes into the export.
+	m = press(t, m, "e")
+	files, _ := filepath.Glob(filepath.Join(m.exportDir, "*.json"))
+	data, _ := os.ReadFile(files[0])
+	var tr struct {
+		Asks *transcript.AskTally `json:"asks"`
+	}
+	if err := json.Unmarshal(data, &tr); err != nil || tr.Asks == nil || tr.Asks.Asked != 2 || tr.Asks.Right != 1 || len(tr.Asks.Answers) != 2 {
+		t.Fatalf("exported tally %+v (%v)", tr.Asks, err)
+	}
+	// --no-ask: the same steps run without a question.
+	q := openScenarioModel(t, sc, compareOff(), 120, 40, func(c *Config) { c.NoAsk = true })
+	q = press(t, q, "right", "right", "right", "right", "right")
+	if q.ask != nil || q.snap.view.Pos != 5 {
+		t.Fatalf("--no-ask still asked (pos %d)", q.snap.view.Pos)
+	}
+	// esc skips a question and runs the step.
+	s := openScenarioModel(t, sc, compareOff(), 120, 40, nil)
+	s = press(t, s, "right", "right", "right", "right", "right", "esc")
+	if s.ask != nil || s.snap.view.Pos != 5 || s.tally.Asked != 0 {
+		t.Fatalf("esc: pos %d, tally %+v", s.snap.view.Pos, s.tally)
+	}
+}
+
+// The goal panel and a prediction prompt, as golden screens
+// (testdata/TestGoldenPlayScreens/*.golden; -update rewrites them).
+func TestGoldenPlayScreens(t *testing.T) {
+	sc, err := scenario.LoadFile("testdata/ask-race.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sz := range [][2]int{{80, 24}, {120, 40}} {
+		size := strconv.Itoa(sz[0]) + "x" + strconv.Itoa(sz[1])
+		t.Run("prediction-prompt-"+size, func(t *testing.T) {
+			m := openScenarioModel(t, sc, blindOff(), sz[0], sz[1], nil)
+			m = press(t, m, "right", "right", "right", "right", "right")
+			frame := m.frame(sz[0], sz[1])
+			checkFrame(t, "prediction prompt", frame, sz[0], sz[1])
+			golden.RequireEqual(t, []byte(frame+"\n"))
+		})
+		t.Run("goal-panel-"+size, func(t *testing.T) {
+			m := openScenarioModel(t, sc, blindOff(), sz[0], sz[1], func(c *Config) { c.Play, c.NoAsk = true, true })
+			for _, mv := range []string{"A:send hb1", "clock:advance@1060", "clock:advance@1070", "B:acquire", "B:effect", "clock:advance@1075", "A:deliver hb1", "A:effect"} {
+				m = choose(t, m, mv)
+			}
+			frame := m.frame(sz[0], sz[1])
+			checkFrame(t, "goal panel", frame, sz[0], sz[1])
+			golden.RequireEqual(t, []byte(frame+"\n"))
+		})
+	}
+}
