@@ -1,4 +1,4 @@
-// Package room serves one Bubble Tea program per SSH session: the transport
+// Package sshroom serves one Bubble Tea program per SSH session: the transport
 // layer of leaserace's room mode, where every attendee types
 // `ssh -p 2222 NAME@HOST` and gets a TUI of their own.
 //
@@ -7,7 +7,7 @@
 // does the rest: host key, room code, the minimum-size gate, the idle
 // timeout, a full room, panics, and a bounded shutdown that tells every
 // attendee and runs every cleanup.
-package room
+package sshroom
 
 import (
 	"cmp"
