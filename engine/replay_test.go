@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 
@@ -272,6 +273,36 @@ func TestReplayViewMatchesALiveRun(t *testing.T) {
 			if jsonOf(t, run.Steps()) != jsonOf(t, rp.Steps()) {
 				t.Fatalf("%s at t=%d: the steps differ", k, tt)
 			}
+		}
+	}
+}
+
+// A v1 transcript made by the previous release replays: every recorded
+// step is shown, judged by today's rule.
+func TestReplayOfAV1Transcript(t *testing.T) {
+	f, err := os.Open("transcript/testdata/v1/busy-holder--blind-strict.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tr, err := transcript.Read(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := engine.NewReplay(engine.Recording{Transcript: tr, Origin: "v1.json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.PlayAll(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	v := r.View()
+	if r.Pos() != len(tr.Steps) || v.Outcome.Verdict != scenario.VerdictBlocked || v.Outcome.Blocked != 1 {
+		t.Fatalf("replayed v1: pos %d of %d, outcome %+v", r.Pos(), len(tr.Steps), v.Outcome)
+	}
+	for i, st := range r.Steps() {
+		if st.Tag != tr.Steps[i].Tag || st.Note != tr.Steps[i].Note {
+			t.Errorf("step %d differs from the recording: %s / %s", i+1, st.Tag, tr.Steps[i].Tag)
 		}
 	}
 }

@@ -326,7 +326,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if m.startPlay && m.snap.live {
 			m.play.on = true
 		}
-		return m, m.psqlNote()
+		return m, tea.Batch(m.psqlNote(), m.initRoom())
 	}
 	if m.phase == phaseBoot {
 		var cmd tea.Cmd

@@ -50,6 +50,12 @@ type Options struct {
 	// Play opens in play mode; NoAsk skips the questions.
 	Play  bool
 	NoAsk bool
+	// Room, with Presenter, makes this TUI the presenter of a workshop
+	// room: every move sets the lead attendees follow. Messages carries
+	// what the room says back (a BoardMsg) into the program.
+	Room      Room
+	Presenter bool
+	Messages  <-chan tea.Msg
 	In    io.Reader // nil = stdin
 	Out   io.Writer // nil = stdout
 	// Stderr gets a psql command line for the run on screen each time a
@@ -93,6 +99,10 @@ func Run(ctx context.Context, o Options) (err error) {
 
 	m := newModel(ctx, r, o.ExportDir, nil)
 	m.noAsk, m.startPlay = o.NoAsk, o.Play
+	if o.Room != nil {
+		m.room = &roomState{link: o.Room, presenter: o.Presenter}
+		m.keys = m.keys.InRoom(o.Presenter)
+	}
 	m.stderr = o.Stderr
 	if m.stderr == nil {
 		m.stderr = os.Stderr
@@ -124,6 +134,21 @@ func Run(ctx context.Context, o Options) (err error) {
 		opts = append(opts, tea.WithInput(o.In))
 	}
 	p := tea.NewProgram(m, opts...)
+	if o.Messages != nil {
+		go func() {
+			for {
+				select {
+				case msg, ok := <-o.Messages:
+					if !ok {
+						return
+					}
+					p.Send(msg)
+				case <-ctx.Done():
+					return
+				}
+			}
+		}()
+	}
 	final, runErr := p.Run()
 	if fm, ok := final.(Model); ok && fm.bootErr != nil {
 		return fm.bootErr

@@ -14,8 +14,8 @@ import (
 
 // The smallest terminal the full screen fits in; below it the TUI says so.
 const (
-	minWidth  = 60
-	minHeight = 16
+	MinWidth  = 60
+	MinHeight = 16
 )
 
 // layout is one way of arranging the screen, from roomy to tight. View
@@ -69,7 +69,7 @@ func (m screen) frame(w, h int) string {
 	switch {
 	case m.phase == phaseBoot:
 		lines = m.boot.View(m.st, w, h)
-	case w < minWidth || h < minHeight:
+	case w < MinWidth || h < MinHeight:
 		lines = m.tooSmall(w, h)
 	case m.snap.sc == nil:
 		lines = nil
@@ -110,7 +110,7 @@ func (m screen) frame(w, h int) string {
 }
 
 func (m screen) tooSmall(w, h int) []string {
-	msg := fmt.Sprintf("leaserace needs a terminal of at least %d×%d; this one is %d×%d. Enlarge the window or use a smaller font. q quits.", minWidth, minHeight, w, h)
+	msg := fmt.Sprintf("leaserace needs a terminal of at least %d×%d; this one is %d×%d. Enlarge the window or use a smaller font. q quits.", MinWidth, MinHeight, w, h)
 	return clip(wrap([]span{plain(msg)}, w, "", ""), h)
 }
 
