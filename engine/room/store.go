@@ -612,11 +612,6 @@ func (s *Store) report(err error) {
 // maintain beats and sweeps every Idle/3 until ctx ends.
 func (s *Store) maintain(ctx context.Context) {
 	defer s.wg.Done()
-	defer func() {
-		if v := recover(); v != nil {
-			s.report(panicError("the room's upkeep", v))
-		}
-	}()
 	tick := time.NewTicker(s.opts.Idle / 3)
 	defer tick.Stop()
 	for {
@@ -628,22 +623,36 @@ func (s *Store) maintain(ctx context.Context) {
 		if s.ended.Load() {
 			return
 		}
-		if err := s.beatAndSweep(ctx); err != nil && ctx.Err() == nil {
+		err := s.beatAndSweep(ctx)
+		switch {
+		case err == nil || ctx.Err() != nil:
+		case errors.Is(err, ErrEnded):
+			// Ended by someone unheard: the listener's catch-up says so.
+			s.ended.Store(true)
+			return
+		default:
 			s.report(err)
 		}
 	}
 }
 
 // beatAndSweep moves this process's beat on and removes the processes
-// that stopped beating, telling the room if any went.
-func (s *Store) beatAndSweep(ctx context.Context) error {
+// that stopped beating, telling the room if any went. A panic is an error:
+// the next tick tries again, as a process that stops beating loses its
+// seats.
+func (s *Store) beatAndSweep(ctx context.Context) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = panicError("the room's upkeep", v)
+		}
+	}()
 	ctx, cancel := context.WithTimeout(ctx, s.opts.Idle/3)
 	defer cancel()
 	b := &pgx.Batch{}
 	b.Queue(s.sql.beat, s.serverID, s.serverName, s.opts.Idle.Milliseconds())
 	b.Queue(s.sql.sweep)
 	var swept int64
-	err := s.send(ctx, b, func(br pgx.BatchResults) error {
+	err = s.send(ctx, b, func(br pgx.BatchResults) error {
 		if _, err := br.Exec(); err != nil {
 			return err
 		}
