@@ -29,7 +29,14 @@ type LocalProvider struct {
 	// before initdb runs, so that a caller which may be killed outright
 	// can have someone else remove it.
 	Made func(dir string)
+	// MaxConnections, when above PostgreSQL's default of 100, is the
+	// cluster's max_connections: a room of many attendees needs more than
+	// the default. At or below it, the default stays.
+	MaxConnections int
 }
+
+// defaultMaxConnections is PostgreSQL's own default for max_connections.
+const defaultMaxConnections = 100
 
 // Name is the provider's name on the command line.
 func (LocalProvider) Name() string { return "local" }
@@ -116,9 +123,13 @@ func (p LocalProvider) Start(ctx context.Context, progress func(string)) (*Serve
 	}
 	defer logFile.Close() // the child holds its own copy
 	// Not CommandContext: ctx only bounds the start, the server must outlive it.
-	srv := exec.Command(postgres, "-D", data, "-k", dir, "-p", localPort,
+	args := []string{"-D", data, "-k", dir, "-p", localPort,
 		"-c", "listen_addresses=",
-		"-c", "fsync=off", "-c", "full_page_writes=off", "-c", "synchronous_commit=off")
+		"-c", "fsync=off", "-c", "full_page_writes=off", "-c", "synchronous_commit=off"}
+	if p.MaxConnections > defaultMaxConnections {
+		args = append(args, "-c", "max_connections="+strconv.Itoa(p.MaxConnections))
+	}
+	srv := exec.Command(postgres, args...)
 	srv.Dir = dir
 	srv.Stdout = logFile
 	srv.Stderr = logFile

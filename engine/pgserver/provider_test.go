@@ -173,6 +173,66 @@ func TestLocalProviderStartsAndCleansUp(t *testing.T) {
 	}
 }
 
+func showMaxConnections(t testing.TB, dsn string) string {
+	t.Helper()
+	ctx := providerCtx(t)
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatalf("connecting to %s: %v", pgserver.RedactDSN(dsn), err)
+	}
+	defer conn.Close(ctx)
+	var v string
+	if err := conn.QueryRow(ctx, "SHOW max_connections").Scan(&v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func startLocalWith(t testing.TB, p pgserver.LocalProvider) *pgserver.Server {
+	t.Helper()
+	srv, err := p.Start(providerCtx(t), nil)
+	if errors.Is(err, pgserver.ErrNoServerBinaries) {
+		unavailable(t, "no local PostgreSQL", err)
+	}
+	if err != nil {
+		t.Fatalf("local provider: %v", err)
+	}
+	t.Cleanup(func() { srv.Close(context.Background()) })
+	return srv
+}
+
+// A room of many attendees needs more connections than PostgreSQL's
+// default 100: the local provider raises max_connections when told, and
+// the connections beyond the default really open.
+func TestLocalProviderRaisesMaxConnections(t *testing.T) {
+	srv := startLocalWith(t, pgserver.LocalProvider{MaxConnections: 150})
+	if got := showMaxConnections(t, srv.DSN); got != "150" {
+		t.Fatalf("max_connections %s, want 150", got)
+	}
+	ctx := providerCtx(t)
+	var conns []*pgx.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close(ctx)
+		}
+	}()
+	for i := range 120 {
+		c, err := pgx.Connect(ctx, srv.DSN)
+		if err != nil {
+			t.Fatalf("connection %d of 120: %v", i+1, err)
+		}
+		conns = append(conns, c)
+	}
+
+	// At or below the default, the cluster keeps the default initdb chose,
+	// as a cluster started without the option does.
+	want := showMaxConnections(t, pgtest.DSN(t))
+	low := startLocalWith(t, pgserver.LocalProvider{MaxConnections: 50})
+	if got := showMaxConnections(t, low.DSN); got != want || got == "50" {
+		t.Errorf("max_connections %s with MaxConnections 50, want the default %s", got, want)
+	}
+}
+
 func TestLocalProviderCloseAfterCancel(t *testing.T) {
 	srv := startLocal(t, nil)
 	ctx, cancel := context.WithCancel(context.Background())
