@@ -1067,3 +1067,51 @@ func BenchmarkResourceWrite(b *testing.B) {
 		}
 	})
 }
+
+// TestResourceRunOutlivesARemovedRun: runs share the service's pooled
+// connections, and a removed run's schema goes while a connection may still
+// point at it. With one connection it is surely the same one: a run that
+// writes for the first time afterwards must still be served.
+func TestResourceRunOutlivesARemovedRun(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := resource.Start(ctx, resource.Config{DSN: pgtest.DSN(t), MaxConns: 1, AppName: "leaserace resource test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := res.Close(context.Background()); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	}()
+	hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{Proxy: nil}}
+	defer hc.CloseIdleConnections()
+	def := resource.NewClient(res.URL(), hc)
+	keep, err := def.AddRun(ctx, "", scenario.FencingMonotonic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone, err := def.AddRun(ctx, "", scenario.FencingMonotonic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The reset leaves the connection pointed at gone's schema.
+	if _, err := gone.Reset(ctx, 1, json.RawMessage(`"x"`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := gone.RemoveRun(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The lock and the fencing statement are new to the connection.
+	w, err := keep.Write(ctx, "A", 3, json.RawMessage(`"a"`))
+	if err != nil {
+		t.Fatalf("a write to a run after another run was removed: %v", err)
+	}
+	v, err := keep.State(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !w.Accepted || v.Epoch != 3 || len(v.Effects) != 1 || v.Effects[0].Actor != "A" {
+		t.Errorf("write %+v, state %+v: want epoch 3 with A's one effect", w, v)
+	}
+}
