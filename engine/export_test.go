@@ -14,3 +14,14 @@ func KillResource(r *Run) {
 // FaultsBuilt says whether this test binary was built with the
 // leaserace_faults tag.
 const FaultsBuilt = faultsBuilt
+
+// ResourceSchema is the schema that holds a live run's state at the
+// resource ("" for a replay), for tests that send its statements raw.
+func ResourceSchema(r *Run) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if l, ok := r.be.(*live); ok {
+		return l.resourceRun()
+	}
+	return ""
+}

@@ -15,3 +15,6 @@ type faultState struct{}
 
 // faultPoint does nothing in release builds.
 func (l *live) faultPoint(faultStage, scenario.Move) {}
+
+// tracePlayed does nothing in release builds.
+func (l *live) tracePlayed(string, scenario.Knobs) {}

@@ -11,8 +11,13 @@ package engine
 //
 //	panic@1080          panic inside that step, after its SQL ran
 //	resource-down@1075  kill the run's resource just before that step
+//
+// LEASERACE_TRACE_PLAYS names a file to which every live run appends a line,
+// "SCENARIO RENEWAL/FENCING", each time it plays the last move of its log:
+// the tests count with it how often each run is played.
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -53,5 +58,24 @@ func (l *live) faultPoint(stage faultStage, mv scenario.Move) {
 		if kind == "panic" {
 			panic(fmt.Sprintf("injected fault: panic inside the step at t=%d", mv.T))
 		}
+	}
+}
+
+// tracePlayed appends the run's scenario and knobs to LEASERACE_TRACE_PLAYS.
+// One write per line, with O_APPEND, so lines from runs side by side do
+// not interleave.
+func (l *live) tracePlayed(name string, k scenario.Knobs) {
+	path := os.Getenv("LEASERACE_TRACE_PLAYS")
+	if path == "" {
+		return
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err == nil {
+		_, err = fmt.Fprintf(f, "%s %s\n", name, k)
+		err = errors.Join(err, f.Close())
+	}
+	if err != nil {
+		// A test build only: the test that reads the file sees the gap.
+		fmt.Fprintf(os.Stderr, "leaserace: cannot trace a play to %s: %v\n", path, err)
 	}
 }

@@ -118,7 +118,7 @@ func (h *Host) createSchema(ctx context.Context, schema, who string) error {
 	if _, err := c.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{schema}.Sanitize()); err != nil {
 		return fmt.Errorf("cannot create the run's schema: %w", err)
 	}
-	if _, err := c.Exec(ctx, h.sql.bind, pgx.Identifier{schema}.Sanitize(), who); err != nil {
+	if _, err := c.Exec(ctx, h.sql.bind, h.searchPath(schema), who); err != nil {
 		return fmt.Errorf("cannot use the run's schema: %w", err)
 	}
 	if _, err := c.Exec(ctx, h.sql.schema); err != nil {
@@ -139,8 +139,21 @@ func (h *Host) dropSchema(ctx context.Context, schema string) error {
 // for who.
 func (h *Host) bound(schema, who string) *pgx.Batch {
 	b := &pgx.Batch{}
-	b.Queue(h.sql.bind, pgx.Identifier{schema}.Sanitize(), who)
+	b.Queue(h.sql.bind, h.searchPath(schema), who)
 	return b
+}
+
+// searchPath is schema, then the base schema. A pooled connection keeps
+// the search_path of its last batch, and pgx prepares a batch's new
+// statements before the batch's bind runs: once another run closed and
+// dropped the schema the connection last pointed at, the base's empty
+// tables, alike in every run's schema, still let them prepare. (The server
+// parses a statement again when it runs under another search_path.)
+func (h *Host) searchPath(schema string) string {
+	if schema == h.base {
+		return pgx.Identifier{schema}.Sanitize()
+	}
+	return pgx.Identifier{schema}.Sanitize() + ", " + pgx.Identifier{h.base}.Sanitize()
 }
 
 // send sends b and hands its results, after the bind's, to read.

@@ -76,26 +76,47 @@ func (l *live) resetTo(ctx context.Context, sc *scenario.Scenario, k scenario.Kn
 	if l.rc == nil {
 		return fmt.Errorf("cannot reset the run: %w", errNotConnected)
 	}
+	// The coordinator's rows and the resource's state live apart, and
+	// nothing reads either until both are reset: reset them at once, so a
+	// step back waits for one round trip, not two.
+	var v resource.View
+	resErr := make(chan error, 1)
+	go func() {
+		var err error
+		defer func() { resErr <- err }()
+		defer CatchPanic(&err)
+		v, err = l.resetResource(ctx, sc, k)
+	}()
 	b := l.host.bound(l.schemaName, l.appName("setup"))
 	b.Queue(l.host.sql.clear)
 	if in := sc.Initial; in != nil {
 		b.Queue(l.host.sql.seed, sc.Lease, in.Owner, in.Fence, in.LeaseVersion, in.ExpiresAt)
 	}
-	if err := l.host.send(ctx, b, nil); err != nil {
+	err := l.host.send(ctx, b, nil)
+	if rerr := <-resErr; err == nil && rerr != nil {
+		return rerr
+	}
+	if err != nil {
 		return fmt.Errorf("cannot reset the coordinator: %w", err)
 	}
+	l.w = newWorld(sc, k, transcript.ResourceSnap{Epoch: v.Epoch, Value: v.Value, Effects: []scenario.Effect{}})
+	return nil
+}
+
+// resetResource sets the resource's fencing to k's, if it changed, and
+// its state to the scenario's initial one.
+func (l *live) resetResource(ctx context.Context, sc *scenario.Scenario, k scenario.Knobs) (resource.View, error) {
 	if l.fencingSet != k.Fencing {
 		if err := l.rc.SetFencing(ctx, k.Fencing); err != nil {
-			return fmt.Errorf("cannot set the resource's fencing: %w", err)
+			return resource.View{}, fmt.Errorf("cannot set the resource's fencing: %w", err)
 		}
 		l.fencingSet = k.Fencing
 	}
 	v, err := l.rc.Reset(ctx, sc.Resource.Epoch, sc.Resource.Value)
 	if err != nil {
-		return fmt.Errorf("cannot reset the resource: %w", err)
+		return v, fmt.Errorf("cannot reset the resource: %w", err)
 	}
-	l.w = newWorld(sc, k, transcript.ResourceSnap{Epoch: v.Epoch, Value: v.Value, Effects: []scenario.Effect{}})
-	return nil
+	return v, nil
 }
 
 // apply makes one move on the server and the resource and returns its

@@ -207,6 +207,9 @@ func (r *Run) next(ctx context.Context) (transcript.Step, error) {
 	}
 	r.steps = append(r.steps, st)
 	r.now = mv.T
+	if l, ok := r.be.(*live); ok && len(r.steps) == len(r.log) {
+		l.tracePlayed(r.sc.Name, r.knobs)
+	}
 	return st, nil
 }
 

@@ -9,10 +9,8 @@ import (
 	"os"
 	"sort"
 	"strings"
-	"sync"
 	"text/tabwriter"
 
-	"github.com/leaserace/leaserace/engine"
 	"github.com/leaserace/leaserace/engine/batch"
 	"github.com/leaserace/leaserace/scenario"
 	"github.com/spf13/cobra"
@@ -91,7 +89,8 @@ fixture), 2 bad flags or fixtures, 3 no PostgreSQL server could start.`,
 	return cmd
 }
 
-// checkAll is every built-in scenario under every knob setting.
+// checkAll is every built-in scenario under every knob setting. With
+// --evidence the bundle is made from the same runs: each is played once.
 func (a *app) checkAll(ctx context.Context, f checkFlags) error {
 	scs, err := scenario.Builtins()
 	if err != nil {
@@ -103,26 +102,15 @@ func (a *app) checkAll(ctx context.Context, f checkFlags) error {
 	}
 	defer a.closeServer(srv)
 
-	// Each scenario plays in its own schema, so they can run side by side.
-	rows := make([][]batch.CheckRow, len(scs))
-	errs := make([]error, len(scs))
-	var wg sync.WaitGroup
-	for i, sc := range scs {
-		wg.Go(func() {
-			defer engine.CatchPanic(&errs[i])
-			rows[i], errs[i] = batch.CheckScenario(ctx, srv.DSN, sc)
-			if errs[i] != nil {
-				errs[i] = fmt.Errorf("checking %s: %w", sc.Name, errs[i])
-			}
-		})
+	recs, err := batch.RecordScenarios(ctx, batch.EvidenceConfig{
+		DSN: srv.DSN, Provider: srv.Provider, ServerVersion: srv.Version, Leaserace: version(),
+	}, scs)
+	if err != nil {
+		return fmt.Errorf("checking the built-in scenarios: %w", err)
 	}
-	wg.Wait()
 	var all []batch.CheckRow
-	for i := range scs {
-		if errs[i] != nil {
-			return errs[i]
-		}
-		all = append(all, rows[i]...)
+	for _, rec := range recs {
+		all = append(all, batch.CheckRows(rec)...)
 	}
 
 	failed := 0
@@ -141,7 +129,7 @@ func (a *app) checkAll(ctx context.Context, f checkFlags) error {
 	} else if err := writeCheckTable(a.stdout, all); err != nil {
 		return err
 	}
-	if err := a.writeEvidence(ctx, srv, f.evidence, f.json); err != nil {
+	if err := a.writeEvidence(ctx, batch.Transcripts(recs), f.evidence, f.json); err != nil {
 		return err
 	}
 	if failed > 0 {

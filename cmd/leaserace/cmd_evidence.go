@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 
 	"github.com/leaserace/leaserace/engine/batch"
-	"github.com/leaserace/leaserace/engine/pgserver"
 	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/tui"
 	"github.com/spf13/cobra"
@@ -60,18 +59,16 @@ func (e evidenceFlags) check(cmd *cobra.Command) error {
 	return nil
 }
 
-// writeEvidence runs every built-in scenario under every knob setting on
-// srv, writes the bundle into the directory and prints the first seed's
-// summary: on standard output, or standard error when that carries JSON.
-// Each file is replaced atomically and the manifest comes last, so a
-// bundle with a manifest is a whole one.
-func (a *app) writeEvidence(ctx context.Context, srv *pgserver.Server, e evidenceFlags, jsonOut bool) error {
+// writeEvidence makes the bundle from the transcripts check played (every
+// built-in scenario under every knob setting), writes it into the directory
+// and prints the first seed's summary: on standard output, or standard
+// error when that carries JSON. Each file is replaced atomically and the
+// manifest comes last, so a bundle with a manifest is a whole one.
+func (a *app) writeEvidence(ctx context.Context, ts []transcript.Transcript, e evidenceFlags, jsonOut bool) error {
 	if e.dir == "" {
 		return nil
 	}
-	ev, err := batch.BuildEvidence(ctx, batch.EvidenceConfig{
-		DSN: srv.DSN, Provider: srv.Provider, ServerVersion: srv.Version, Leaserace: version(),
-	})
+	ev, err := batch.EvidenceOf(ts)
 	if err != nil {
 		return fmt.Errorf("cannot record the evidence: %w", err)
 	}

@@ -42,18 +42,29 @@ For each knob setting it counts:
   takeovers                 acquires that took the lease from another holder
   stale renewals accepted   renewals that changed the row although, when they
                             arrived, it no longer held the renewer's epoch
-  violations                effects the resource accepted from an older epoch
-                            after it had accepted one from a newer epoch
+  violations                writes judged a conflict: the resource accepted an
+                            epoch below the highest it had accepted before
+  valid writes refused      writes judged blocked: the resource refused an
+                            epoch at or above the highest it had accepted
+                            before, a valid write lost (strict fencing, the
+                            unsuccessful fix, refuses the current holder's
+                            second write)
+
+Writes are judged in the order the resource saw them, by the same rule as
+every other verdict leaserace gives: accept an epoch at or above the highest
+accepted so far.
 
 --seed fixes the schedule of delays (and prints it); real timing still varies,
 so counts differ between repeated runs with the same seed. Progress
 goes to standard error; the table, or JSON with --format json, to standard
 output:
   {"seed","runs","settings":[{"renewal","fencing","runs","takeovers",
-                              "stale_renewals_accepted","violations"}]}
+                              "stale_renewals_accepted","violations",
+                              "valid_writes_refused"}]}
 
-Exit codes: 0 done, 1 strict or monotonic fencing let a violation through (the
-resource's guarantee broke) or a runtime failure, 2 bad flags, 3 no server.`, batch.StressTTL),
+Exit codes: 0 done, 1 strict or monotonic fencing let a violation through, or
+off or monotonic fencing refused a valid write (the resource's guarantee
+broke), or a runtime failure, 2 bad flags, 3 no server.`, batch.StressTTL),
 		Example: `  # All six settings, 1000 runs each
   leaserace stress --runs 1000
 
@@ -135,6 +146,12 @@ func (a *app) stress(ctx context.Context, cmd *cobra.Command, f stressFlags) err
 		if s.Fencing != scenario.FencingOff && s.Violations > 0 {
 			return withCode(exitFailure, fmt.Errorf("%s/%s fencing let %d violations through (seed %d): the resource's guarantee broke", s.Renewal, s.Fencing, s.Violations, seed))
 		}
+		// Off refuses nothing and monotonic refuses only epochs below the
+		// stored one, which is the highest accepted: neither can lose a
+		// valid write. Strict does, and that is the lesson.
+		if s.Fencing != scenario.FencingStrict && s.ValidWritesRefused > 0 {
+			return withCode(exitFailure, fmt.Errorf("%s/%s fencing refused %d valid writes (seed %d): the resource's guarantee broke", s.Renewal, s.Fencing, s.ValidWritesRefused, seed))
+		}
 	}
 	return nil
 }
@@ -166,15 +183,16 @@ func writeStressTable(w io.Writer, res batch.StressResult) error {
 	fmt.Fprintf(w, "stress: %d runs per setting, %d holders per run, TTL %d ms, %d runs at once\n\n",
 		res.Runs, res.Workers, batch.StressTTL, res.Parallel)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "RENEWAL\tFENCING\tRUNS\tTAKEOVERS\tSTALE RENEWALS ACCEPTED\tVIOLATIONS\tRUNS WITH VIOLATIONS\tWRITES ACCEPTED\tWRITES REFUSED")
+	fmt.Fprintln(tw, "RENEWAL\tFENCING\tRUNS\tTAKEOVERS\tSTALE RENEWALS ACCEPTED\tVIOLATIONS\tRUNS WITH VIOLATIONS\tVALID WRITES REFUSED\tWRITES ACCEPTED\tWRITES REFUSED")
 	for _, s := range res.Settings {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", s.Renewal, s.Fencing, s.Runs, s.Takeovers,
-			s.StaleRenewalsAccepted, s.Violations, s.ViolatingRuns, s.Accepted, s.Rejected)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", s.Renewal, s.Fencing, s.Runs, s.Takeovers,
+			s.StaleRenewalsAccepted, s.Violations, s.ViolatingRuns, s.ValidWritesRefused, s.Accepted, s.Rejected)
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("cannot write the table: %w", err)
 	}
-	fmt.Fprintf(w, "\nviolations: effects the resource accepted from an older epoch after a newer one.\n")
+	fmt.Fprintf(w, "\nviolations: writes the resource accepted below the highest epoch it had accepted (conflict).\n")
+	fmt.Fprintf(w, "valid writes refused: writes it refused at or above that epoch, a valid write lost (blocked).\n")
 	fmt.Fprintf(w, "%d runs in %s (%.0f runs/s).\n", res.Runs*len(res.Settings), res.Took.Round(time.Millisecond), res.RunsPerSecond())
 	fmt.Fprintf(w, "seed %d: the same seed gives the same schedule of delays (--seed %d); real timing still varies.\n", res.Seed, res.Seed)
 	return nil

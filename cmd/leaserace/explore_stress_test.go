@@ -199,15 +199,15 @@ func TestStressJSON(t *testing.T) {
 	if out.Seed != 99 || out.Runs != 150 || len(out.Settings) != 1 {
 		t.Fatalf("seed %d runs %d settings %d", out.Seed, out.Runs, len(out.Settings))
 	}
-	if got := keysOf(t, out.Settings[0]); !reflect.DeepEqual(got, []string{"fencing", "renewal", "runs", "stale_renewals_accepted", "takeovers", "violations"}) {
+	if got := keysOf(t, out.Settings[0]); !reflect.DeepEqual(got, []string{"fencing", "renewal", "runs", "stale_renewals_accepted", "takeovers", "valid_writes_refused", "violations"}) {
 		t.Fatalf("setting keys %v", got)
 	}
 	var m map[string]any
 	if err := json.Unmarshal(out.Settings[0], &m); err != nil {
 		t.Fatal(err)
 	}
-	if m["renewal"] != "blind" || m["fencing"] != "off" || m["runs"] != 150.0 || m["violations"] == 0.0 {
-		t.Errorf("blind/off over 150 runs: %v; want violations above 0", m)
+	if m["renewal"] != "blind" || m["fencing"] != "off" || m["runs"] != 150.0 || m["violations"] == 0.0 || m["valid_writes_refused"] != 0.0 {
+		t.Errorf("blind/off over 150 runs: %v; want violations above 0 and no valid write refused (off refuses nothing)", m)
 	}
 	if !strings.Contains(res.stderr, "150/150 runs") || !strings.Contains(res.stderr, "seed 99") {
 		t.Errorf("stderr lacks progress or the seed:\n%s", res.stderr)
@@ -224,7 +224,8 @@ func TestStressTable(t *testing.T) {
 	}
 	for _, want := range []string{
 		"100 runs per setting, 4 holders per run",
-		"STALE RENEWALS ACCEPTED", "VIOLATIONS",
+		"STALE RENEWALS ACCEPTED", "VIOLATIONS", "VALID WRITES REFUSED",
+		"\nvalid writes refused: writes it refused at or above that epoch, a valid write lost (blocked).\n",
 		"seed ", "runs/s",
 	} {
 		if !strings.Contains(res.stdout, want) {
@@ -233,11 +234,16 @@ func TestStressTable(t *testing.T) {
 	}
 	var rows []string
 	for line := range strings.SplitSeq(res.stdout, "\n") {
-		if f := strings.Fields(line); len(f) == 9 && f[0] == "compare" {
+		if f := strings.Fields(line); len(f) == 10 && f[0] == "compare" {
 			rows = append(rows, f[1])
 			// runs, takeovers, stale, violations
 			if f[2] != "100" || f[4] != "0" || f[5] != "0" {
 				t.Errorf("compare/%s: %q, want 100 runs, no stale renewal, no violation", f[1], line)
+			}
+			// Valid writes refused: strict refuses a holder's second
+			// write under the same fence; monotonic never loses one.
+			if (f[1] == "strict") == (f[7] == "0") {
+				t.Errorf("compare/%s: %q, want valid writes refused above 0 under strict and 0 under monotonic", f[1], line)
 			}
 		}
 	}

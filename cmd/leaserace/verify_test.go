@@ -193,6 +193,40 @@ func TestCheckEvidence(t *testing.T) {
 	}
 }
 
+// TestCheckEvidencePlaysEachRunOnce counts plays with the test build's
+// LEASERACE_TRACE_PLAYS: check --evidence must play each built-in scenario
+// under each knob setting exactly once, the check rows and the bundle
+// reading the same runs.
+func TestCheckEvidencePlaysEachRunOnce(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "plays.txt")
+	res := leaseraceEnv(t, []string{"LEASERACE_TRACE_PLAYS=" + trace}, args(pgArgs(t), "check", "--evidence", filepath.Join(dir, "evidence"))...)
+	if res.code != 0 {
+		t.Fatalf("want exit 0, got %v", res)
+	}
+	data, err := os.ReadFile(trace)
+	if err != nil {
+		t.Fatalf("no plays traced: %v", err)
+	}
+	plays := map[string]int{}
+	for line := range strings.Lines(string(data)) {
+		plays[strings.TrimSuffix(line, "\n")]++
+	}
+	for _, name := range scenario.BuiltinNames() {
+		for _, k := range scenario.AllKnobs() {
+			key := name + " " + k.String()
+			if plays[key] != 1 {
+				t.Errorf("%s played %d times, want once", key, plays[key])
+			}
+			delete(plays, key)
+		}
+	}
+	for key, n := range plays {
+		t.Errorf("traced %q %d times: not a built-in scenario and setting", key, n)
+	}
+}
+
 func TestCheckEvidenceBadFlags(t *testing.T) {
 	t.Parallel()
 	file := filepath.Join(t.TempDir(), "file")

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/leaserace/leaserace/engine"
 	"github.com/leaserace/leaserace/engine/resource"
 	"github.com/leaserace/leaserace/engine/transcript"
 
@@ -28,30 +27,21 @@ type CheckRow struct {
 // re-running it from the start for each, and compares each outcome with the
 // scenario's expectation.
 func CheckScenario(ctx context.Context, dsn string, sc *scenario.Scenario) ([]CheckRow, error) {
-	all := scenario.AllKnobs()
-	run, err := engine.Open(ctx, engine.Config{DSN: dsn, Scenario: sc, Knobs: all[0]})
+	ts, err := RecordAll(ctx, EvidenceConfig{DSN: dsn}, sc)
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		_ = run.Close(cctx)
-	}()
-	var rows []CheckRow
-	for _, k := range all {
-		if _, err := run.SetKnobs(ctx, k); err != nil {
-			return rows, err
-		}
-		if err := run.PlayAll(ctx); err != nil {
-			return rows, err
-		}
-		tr, err := run.Transcript()
-		if err != nil {
-			return rows, err
-		}
-		ex, ok := sc.ExpectationFor(k)
-		row := CheckRow{Scenario: sc.Name, Knobs: k, Outcome: tr.Outcome, Digest: tr.Digest}
+	return CheckRows(Recording{Scenario: sc, Transcripts: ts}), nil
+}
+
+// CheckRows compares each recorded outcome with what the scenario expects
+// for its knobs; it plays nothing, so a check and an evidence bundle can
+// share one set of runs.
+func CheckRows(rec Recording) []CheckRow {
+	rows := make([]CheckRow, 0, len(rec.Transcripts))
+	for _, tr := range rec.Transcripts {
+		ex, ok := rec.Scenario.ExpectationFor(tr.Knobs)
+		row := CheckRow{Scenario: rec.Scenario.Name, Knobs: tr.Knobs, Outcome: tr.Outcome, Digest: tr.Digest}
 		if !ok {
 			row.Mismatch = []string{"the scenario declares no expectation for this setting"}
 		} else {
@@ -61,7 +51,7 @@ func CheckScenario(ctx context.Context, dsn string, sc *scenario.Scenario) ([]Ch
 		row.Passed = len(row.Mismatch) == 0
 		rows = append(rows, row)
 	}
-	return rows, nil
+	return rows
 }
 
 // DescribeExpectation is the expectation in the table's words.

@@ -103,28 +103,22 @@ type Evidence struct {
 // BuildEvidence runs every built-in scenario under every knob setting live
 // and renders the bundle in memory; nothing is written until it is whole.
 func BuildEvidence(ctx context.Context, cfg EvidenceConfig) (Evidence, error) {
-	var ev Evidence
 	scs, err := scenario.Builtins()
 	if err != nil {
-		return ev, err
+		return Evidence{}, err
 	}
-	// Each scenario plays in its own schema, so they can run side by side.
-	runs := make([][]transcript.Transcript, len(scs))
-	errs := make([]error, len(scs))
-	var wg sync.WaitGroup
-	for i, sc := range scs {
-		wg.Go(func() {
-			defer engine.CatchPanic(&errs[i])
-			runs[i], errs[i] = RecordAll(ctx, cfg, sc)
-		})
+	recs, err := RecordScenarios(ctx, cfg, scs)
+	if err != nil {
+		return Evidence{}, err
 	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return ev, err
-	}
-	for _, ts := range runs {
-		ev.Transcripts = append(ev.Transcripts, ts...)
-	}
+	return EvidenceOf(Transcripts(recs))
+}
+
+// EvidenceOf renders the bundle from transcripts already played: every
+// transcript as JSON, Markdown and Mermaid, the summary and the manifest.
+func EvidenceOf(ts []transcript.Transcript) (Evidence, error) {
+	ev := Evidence{Transcripts: ts}
+	var err error
 	if ev.Summary, err = SummaryOf(ev.Transcripts); err != nil {
 		return ev, err
 	}
@@ -142,11 +136,66 @@ func BuildEvidence(ctx context.Context, cfg EvidenceConfig) (Evidence, error) {
 	return ev, nil
 }
 
+// Recording is one scenario played under every knob setting.
+type Recording struct {
+	Scenario *scenario.Scenario
+	// Transcripts are in scenario.AllKnobs order.
+	Transcripts []transcript.Transcript
+}
+
+// Transcripts lists every recording's transcripts, in order.
+func Transcripts(recs []Recording) []transcript.Transcript {
+	var out []transcript.Transcript
+	for _, r := range recs {
+		out = append(out, r.Transcripts...)
+	}
+	return out
+}
+
+// RecordScenarios plays each scenario under every knob setting once, all
+// on one host (one pool and one resource service): each scenario in a run
+// of its own, side by side. Check and evidence both read the result, so
+// neither plays a run the other already played.
+func RecordScenarios(ctx context.Context, cfg EvidenceConfig, scs []*scenario.Scenario) (_ []Recording, err error) {
+	// As many connections as a run of its own per scenario would have.
+	host, err := engine.OpenHost(ctx, engine.HostConfig{DSN: cfg.DSN, MaxConns: int32(2 * max(1, len(scs)))})
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if cerr := host.Close(cctx); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+	recs := make([]Recording, len(scs))
+	errs := make([]error, len(scs))
+	var wg sync.WaitGroup
+	for i, sc := range scs {
+		wg.Go(func() {
+			defer engine.CatchPanic(&errs[i])
+			recs[i].Scenario = sc
+			recs[i].Transcripts, errs[i] = record(ctx, cfg, host, sc)
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return recs, nil
+}
+
 // RecordAll plays a scenario under every knob setting on one run,
 // resetting between settings, and returns a transcript of each.
 func RecordAll(ctx context.Context, cfg EvidenceConfig, sc *scenario.Scenario) ([]transcript.Transcript, error) {
+	return record(ctx, cfg, nil, sc)
+}
+
+// record is RecordAll on host (nil: the run makes a host of its own).
+func record(ctx context.Context, cfg EvidenceConfig, host *engine.Host, sc *scenario.Scenario) ([]transcript.Transcript, error) {
 	all := scenario.AllKnobs()
-	run, err := engine.Open(ctx, engine.Config{DSN: cfg.DSN, Scenario: sc, Knobs: all[0], Provider: cfg.Provider, ServerVersion: cfg.ServerVersion})
+	run, err := engine.Open(ctx, engine.Config{DSN: cfg.DSN, Host: host, Scenario: sc, Knobs: all[0], Provider: cfg.Provider, ServerVersion: cfg.ServerVersion})
 	if err != nil {
 		return nil, fmt.Errorf("cannot start the runs of %s: %w", sc.Name, err)
 	}
@@ -156,9 +205,12 @@ func RecordAll(ctx context.Context, cfg EvidenceConfig, sc *scenario.Scenario) (
 		_ = run.Close(cctx)
 	}()
 	var out []transcript.Transcript
-	for _, k := range all {
-		if _, err := run.SetKnobs(ctx, k); err != nil {
-			return nil, fmt.Errorf("%s (%s): %w", sc.Name, k, err)
+	for i, k := range all {
+		// Open already reset the run with the first setting.
+		if i > 0 {
+			if _, err := run.SetKnobs(ctx, k); err != nil {
+				return nil, fmt.Errorf("%s (%s): %w", sc.Name, k, err)
+			}
 		}
 		if err := run.PlayAll(ctx); err != nil {
 			return nil, fmt.Errorf("%s (%s) stopped: %w", sc.Name, k, err)

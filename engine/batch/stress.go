@@ -39,8 +39,9 @@ const (
 	MaxStressWorkers = 16
 	MaxStressRuns    = 1_000_000
 	// DefaultStressParallel is how many runs go on at once, each on its own
-	// lease row and its own resource. Runs spend most of their time waiting
-	// for leases to expire, so a few lanes multiply throughput.
+	// lease row and its own run at the one resource. Runs spend most of
+	// their time waiting for leases to expire, so a few lanes multiply
+	// throughput.
 	DefaultStressParallel = 4
 	MaxStressParallel     = 16
 
@@ -85,9 +86,13 @@ type StressSetting struct {
 	// the row, when they arrived, no longer held the renewing holder's epoch
 	// (owner and fence): someone else had taken over since.
 	StaleRenewalsAccepted int `json:"stale_renewals_accepted"`
-	// Violations counts effects the resource accepted from an older epoch
-	// after it had accepted one from a newer epoch.
+	// Violations counts writes scenario.Judge calls a conflict: accepted
+	// although their epoch is below the highest one accepted before them.
 	Violations int `json:"violations"`
+	// ValidWritesRefused counts writes scenario.Judge calls blocked:
+	// refused although their epoch is at or above the highest one accepted
+	// before them, a valid write lost (strict fencing does this).
+	ValidWritesRefused int `json:"valid_writes_refused"`
 	// Accepted and Rejected count writes the resource let through or
 	// refused; ViolatingRuns counts runs with at least one violation.
 	Accepted      int           `json:"-"`
@@ -223,26 +228,30 @@ func Stress(ctx context.Context, cfg StressConfig) (res StressResult, err error)
 }
 
 // rig is everything a stress needs on the server: a schema for the lease
-// rows, and one lane per parallel run.
+// rows, one resource service, and one lane per parallel run.
 type rig struct {
 	cfg    StressConfig
 	sql    stressSQL
 	schema string
 	admin  *pgx.Conn
 	hc     *http.Client
+	res    *resource.Service
 	lanes  []*lane
 }
 
-// lane runs one run at a time: its own lease row, its own resource and one
-// session per holder.
+// lane runs one run at a time: its own lease row, its own run at the
+// resource and one session per holder.
 type lane struct {
 	rig     *rig
 	lease   string
 	reset   *pgx.Conn
 	holders []*pgx.Conn
-	res     *resource.Service
 	rc      *resource.Client
 }
+
+// stressResourceConns is how many PostgreSQL connections the resource may
+// use per lane: as many as one resource per lane used to have.
+const stressResourceConns = 4
 
 func openRig(ctx context.Context, cfg StressConfig) (_ *rig, err error) {
 	var sq stressSQL
@@ -265,10 +274,12 @@ func openRig(ctx context.Context, cfg StressConfig) (_ *rig, err error) {
 		schema: "lr_stress_" + hex.EncodeToString(b[:]),
 		hc: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
 			// Loopback only: never through a proxy.
-			Proxy:               nil,
-			DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
+			Proxy:       nil,
+			DialContext: (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
+			// Every lane talks to the one resource: keep a connection
+			// for each request that can be under way at once.
 			MaxIdleConns:        conns,
-			MaxIdleConnsPerHost: cfg.Workers + 2,
+			MaxIdleConnsPerHost: conns,
 			DisableCompression:  true,
 		}},
 	}
@@ -288,6 +299,17 @@ func openRig(ctx context.Context, cfg StressConfig) (_ *rig, err error) {
 	if _, err := r.admin.Exec(ctx, r.sql.schema); err != nil {
 		return r, fmt.Errorf("cannot create the leases table: %w", err)
 	}
+	// One service serves every lane, each lane a run of its own (its own
+	// schema and fencing), as a room's runs share one host.
+	r.res, err = resource.Start(ctx, resource.Config{
+		DSN:      cfg.DSN,
+		AppName:  "leaserace stress resource " + r.schema,
+		MaxConns: int32(cfg.Parallel * stressResourceConns),
+	})
+	if err != nil {
+		return r, fmt.Errorf("cannot start the resource: %w", err)
+	}
+	def := resource.NewClient(r.res.URL(), r.hc)
 	for i := range cfg.Parallel {
 		ln := &lane{rig: r, lease: "stress-" + strconv.Itoa(i+1)}
 		r.lanes = append(r.lanes, ln)
@@ -301,14 +323,11 @@ func openRig(ctx context.Context, cfg StressConfig) (_ *rig, err error) {
 			}
 			ln.holders = append(ln.holders, c)
 		}
-		ln.res, err = resource.Start(ctx, resource.Config{
-			DSN:     cfg.DSN,
-			AppName: fmt.Sprintf("leaserace stress lane %d resource %s", i+1, r.schema),
-		})
-		if err != nil {
-			return r, fmt.Errorf("cannot start lane %d's resource: %w", i+1, err)
+		// Named after the stress schema, so a run left behind by a killed
+		// process is recognisably the stress's.
+		if ln.rc, err = def.AddRun(ctx, fmt.Sprintf("%s_lane%d", r.schema, i+1), scenario.FencingMonotonic); err != nil {
+			return r, fmt.Errorf("cannot start lane %d's run at the resource: %w", i+1, err)
 		}
-		ln.rc = resource.NewClient(ln.res.URL(), r.hc)
 	}
 	return r, nil
 }
@@ -329,7 +348,7 @@ func (r *rig) dial(ctx context.Context, who string) (*pgx.Conn, error) {
 	return c, nil
 }
 
-// close stops every resource (each drops its own schema), drops the stress
+// close stops the resource (it drops every run's schema), drops the stress
 // schema and disconnects every session.
 func (r *rig) close(ctx context.Context) error {
 	var errs []error
@@ -340,11 +359,12 @@ func (r *rig) close(ctx context.Context) error {
 		if ln.reset != nil {
 			_ = ln.reset.Close(ctx)
 		}
-		if ln.res != nil {
-			errs = append(errs, ln.res.Close(ctx))
-		}
 	}
 	r.lanes = nil
+	if r.res != nil {
+		errs = append(errs, r.res.Close(ctx))
+		r.res = nil
+	}
 	r.hc.CloseIdleConnections()
 	if r.admin != nil {
 		if !r.admin.IsClosed() {
@@ -402,17 +422,20 @@ func (r *rig) race(ctx context.Context, k scenario.Knobs, done0, total int) (Str
 
 // tally is what one run, or one holder in it, counted.
 type tally struct {
-	takeovers, stale, violations, accepted, rejected int
+	takeovers, stale int
+	// writes is the run's effects log as scenario.Judge tallied it.
+	writes scenario.Tally
 }
 
 func (s *StressSetting) add(t tally) {
 	s.Runs++
 	s.Takeovers += t.takeovers
 	s.StaleRenewalsAccepted += t.stale
-	s.Violations += t.violations
-	s.Accepted += t.accepted
-	s.Rejected += t.rejected
-	if t.violations > 0 {
+	s.Violations += t.writes.Conflicts
+	s.ValidWritesRefused += t.writes.Blocked
+	s.Accepted += t.writes.Accepted
+	s.Rejected += t.writes.Refused
+	if t.writes.Conflicts > 0 {
 		s.ViolatingRuns++
 	}
 }
@@ -420,7 +443,7 @@ func (s *StressSetting) add(t tally) {
 func holderName(i int) string { return "h" + strconv.Itoa(i+1) }
 
 // episode is one run: reset the lease row and the resource, let the holders
-// race, then read the resource's effects log and count violations in it.
+// race, then read the resource's effects log and judge it by the contract.
 func (ln *lane) episode(ctx context.Context, renewal scenario.Renewal, plan []HolderPlan) (tally, error) {
 	ctx, cancel := context.WithTimeout(ctx, episodeTimeout)
 	defer cancel()
@@ -428,7 +451,7 @@ func (ln *lane) episode(ctx context.Context, renewal scenario.Renewal, plan []Ho
 	if _, err := ln.reset.Exec(ctx, ln.rig.sql.reset, ln.lease); err != nil {
 		return t, fmt.Errorf("cannot reset the lease row: %w", err)
 	}
-	if _, err := ln.rc.Reset(ctx, 0, nil); err != nil {
+	if _, err := ln.rc.Reset(ctx, stressInitialEpoch, nil); err != nil {
 		return t, fmt.Errorf("cannot reset the resource: %w", err)
 	}
 	start := time.Now()
@@ -452,27 +475,15 @@ func (ln *lane) episode(ctx context.Context, renewal scenario.Renewal, plan []Ho
 	if err != nil {
 		return t, fmt.Errorf("cannot read the resource's effects: %w", err)
 	}
-	t.violations, t.accepted, t.rejected = countViolations(v.Effects, 0)
+	// The effects log is in seq order, the order the resource decided the
+	// writes in (each holds the state row's lock while it does).
+	scenario.Judge(stressInitialEpoch, v.Effects)
+	t.writes = scenario.TallyOf(v.Effects)
 	return t, nil
 }
 
-// countViolations walks the effects log in seq order: an accepted effect
-// whose epoch is below the highest epoch accepted before it is a violation.
-func countViolations(effects []scenario.Effect, initial int64) (violations, accepted, rejected int) {
-	high := initial
-	for _, e := range effects {
-		if !e.Accepted {
-			rejected++
-			continue
-		}
-		accepted++
-		if e.Epoch < high {
-			violations++
-		}
-		high = max(high, e.Epoch)
-	}
-	return violations, accepted, rejected
-}
+// stressInitialEpoch is the resource's epoch at the start of every run.
+const stressInitialEpoch = 0
 
 // hold is one holder's part in a run: wait for the lease, write under it,
 // then for each heartbeat let it travel, renew from the snapshot it carries

@@ -161,6 +161,91 @@ func TestStressBlindOffViolatesCompareMonotonicDoesNot(t *testing.T) {
 	}
 }
 
+// TestStressJudgesByTheContract races all six settings and checks the
+// counts against what scenario.Judge's contract guarantees, whatever the
+// timing: off never refuses and monotonic refuses only epochs below the
+// highest accepted, so neither loses a valid write; strict and monotonic
+// never accept an epoch below it, so neither lets a violation through; and
+// strict refuses a holder's second write under the same fence, so over
+// enough runs it loses valid writes under either renewal. It also checks
+// that one resource service serves every lane, a run per lane.
+func TestStressJudgesByTheContract(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	before := countStressSchemas(t, dsn)
+	resBefore := countSchemasLike(t, dsn, "lr_res_%")
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	const runs, parallel = 150, 4
+	var services, lanes int
+	res, err := batch.Stress(ctx, batch.StressConfig{
+		DSN: dsn, Runs: runs, Parallel: parallel, Seed: 42,
+		Progress: func(done, _ int) {
+			if done != 10 {
+				return
+			}
+			// Mid-race: every resource service has a default run of its
+			// own (lr_res_…); each lane's run is named after the stress.
+			services = countSchemasLike(t, dsn, "lr_res_%") - resBefore
+			lanes = countSchemasLike(t, dsn, `lr\_stress\_%\_lane%`)
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if services != 1 || lanes != parallel {
+		t.Errorf("mid-race: %d resource services and %d lane runs; want 1 service with a run for each of %d lanes", services, lanes, parallel)
+	}
+	if len(res.Settings) != len(scenario.AllKnobs()) {
+		t.Fatalf("%d settings, want all %d", len(res.Settings), len(scenario.AllKnobs()))
+	}
+	for _, s := range res.Settings {
+		t.Logf("%s/%s: %+v", s.Renewal, s.Fencing, s)
+		name := string(s.Renewal) + "/" + string(s.Fencing)
+		if s.Runs != runs || s.Accepted == 0 {
+			t.Errorf("%s: %d runs, %d writes accepted; want %d runs and some writes", name, s.Runs, s.Accepted, runs)
+		}
+		if s.ValidWritesRefused > s.Rejected || s.Violations > s.Accepted {
+			t.Errorf("%s: %d valid writes refused of %d refused, %d violations of %d accepted", name, s.ValidWritesRefused, s.Rejected, s.Violations, s.Accepted)
+		}
+		switch s.Fencing {
+		case scenario.FencingOff:
+			if s.Rejected != 0 || s.ValidWritesRefused != 0 {
+				t.Errorf("%s: %d writes refused, %d of them valid; off fencing refuses nothing", name, s.Rejected, s.ValidWritesRefused)
+			}
+		case scenario.FencingStrict:
+			if s.Violations != 0 {
+				t.Errorf("%s: %d violations; strict fencing never accepts an older epoch", name, s.Violations)
+			}
+			if s.ValidWritesRefused == 0 {
+				t.Errorf("%s: no valid write refused over %d runs; strict fencing refuses a holder's second write under the same fence", name, runs)
+			}
+		case scenario.FencingMonotonic:
+			if s.Violations != 0 || s.ValidWritesRefused != 0 {
+				t.Errorf("%s: %d violations, %d valid writes refused; monotonic fencing allows neither", name, s.Violations, s.ValidWritesRefused)
+			}
+		}
+	}
+	if n := countStressSchemas(t, dsn); n != before {
+		t.Errorf("%d stress and resource schemas before, %d after: something was left behind", before, n)
+	}
+}
+
+func countSchemasLike(t *testing.T, dsn, like string) int {
+	t.Helper()
+	ctx := enginetest.Ctx(t)
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var n int
+	if err := conn.QueryRow(ctx, "SELECT count(*) FROM pg_namespace WHERE nspname LIKE $1", like).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
 func TestStressStopsWhenCancelled(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	before := countStressSchemas(t, dsn)

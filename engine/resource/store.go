@@ -21,8 +21,21 @@ func (s *Service) bound(schema, who string) *pgx.Batch {
 		name += " " + who
 	}
 	b := &pgx.Batch{}
-	b.Queue(s.sql.bind, pgx.Identifier{schema}.Sanitize(), name)
+	b.Queue(s.sql.bind, s.searchPath(schema), name)
 	return b
+}
+
+// searchPath is schema, then the default run's. A pooled connection keeps
+// the search_path of its last batch, and pgx prepares a batch's new
+// statements before the batch's bind runs: once a run was removed and its
+// schema dropped, the default run's tables, alike in every run's schema,
+// still let them prepare. (The server parses a statement again when it
+// runs under another search_path.)
+func (s *Service) searchPath(schema string) string {
+	if s.def == "" || schema == s.def {
+		return pgx.Identifier{schema}.Sanitize()
+	}
+	return pgx.Identifier{schema}.Sanitize() + ", " + pgx.Identifier{s.def}.Sanitize()
 }
 
 // on runs fn on a pooled connection bound to schema; it costs a round trip
