@@ -14,3 +14,8 @@ func KillResource(r *Run) {
 // FaultsBuilt says whether this test binary was built with the
 // leaserace_faults tag.
 const FaultsBuilt = faultsBuilt
+
+// ReplayOrders makes o put the server into each state it expands by
+// replaying the state's path from the start, instead of restoring the
+// state with SQL: the other way, for measuring. For tests only.
+func ReplayOrders(o *Orders) { o.replay = true }
