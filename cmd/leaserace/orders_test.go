@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/leaserace/leaserace/engine/pgtest"
 	"github.com/leaserace/leaserace/scenario"
 )
 
@@ -111,10 +112,18 @@ func TestExploreOrdersJSONAndRunMoves(t *testing.T) {
 	}
 }
 
+// TestExploreOrdersText: the table for a person, on a database of its
+// own, so what the search's lanes made there can be counted afterwards.
 func TestExploreOrdersText(t *testing.T) {
-	res := leaserace(t, args(pgArgs(t), "explore", "--orders", "--scenario", "control")...)
+	dsn := pgtest.DSN(t)
+	db := scratchDatabase(t, dsn)
+	scratch := withDatabase(t, dsn, db)
+	res := leaserace(t, "explore", "--orders", "--scenario", "control", "--pg", "dsn", "--dsn", scratch)
 	if res.code != 0 {
 		t.Fatalf("explore --orders: %s", res)
+	}
+	for _, l := range dsnLeftovers(scratch, db)(t) {
+		t.Errorf("left behind: %s", l)
 	}
 	for _, want := range []string{
 		"control: every order of its moves",
