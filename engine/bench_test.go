@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/leaserace/leaserace/assets"
+
 	"github.com/leaserace/leaserace/engine"
 	"github.com/leaserace/leaserace/engine/batch"
 	"github.com/leaserace/leaserace/engine/enginetest"
@@ -269,5 +270,49 @@ func BenchmarkExploreDefault(b *testing.B) {
 		if len(res.Cells) != 76*6 {
 			b.Fatalf("%d cells", len(res.Cells))
 		}
+	}
+}
+
+// BenchmarkOrders is explore --orders on renewal-race: every order of its
+// moves under all six settings, on one host (goal: under 5 s). restore puts
+// a state back into the server with SQL, as the search does; replay, for
+// comparison, replays the state's path from the start instead.
+func BenchmarkOrders(b *testing.B) {
+	dsn := pgtest.DSN(b)
+	sc, _ := scenario.Builtin("renewal-race")
+	ctx := context.Background()
+	h, err := engine.OpenHost(ctx, engine.HostConfig{DSN: dsn})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		if err := h.Close(ctx); err != nil {
+			b.Error(err)
+		}
+	}()
+	for _, way := range []string{"restore", "replay"} {
+		b.Run(way, func(b *testing.B) {
+			states, restores := 0, 0
+			var took time.Duration
+			for b.Loop() {
+				o := engine.NewOrders(engine.OrdersConfig{Host: h})
+				if way == "replay" {
+					engine.ReplayOrders(o)
+				}
+				t0 := time.Now()
+				rs, err := o.SearchAll(ctx, sc, nil)
+				took += time.Since(t0)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, r := range rs {
+					states += r.States
+					restores += r.Restores
+				}
+			}
+			b.ReportMetric(float64(states)/took.Seconds(), "states/s")
+			b.ReportMetric(float64(states)/float64(b.N), "states")
+			b.ReportMetric(float64(restores)/float64(b.N), "restores")
+		})
 	}
 }

@@ -32,6 +32,10 @@ type live struct {
 	version    string
 	w          world
 	faults     faultState //lint:ignore U1000 used by builds with the leaserace_faults tag
+	// ready, when set, runs just before a step talks to the coordinator
+	// (resource false) or the resource (true): the exhaustive search puts
+	// that part of the server into the state the step starts from.
+	ready func(ctx context.Context, resource bool) error
 }
 
 // faultStage is where in a step a test build may inject a fault.
@@ -208,6 +212,11 @@ func (l *live) apply(ctx context.Context, mv scenario.Move) (transcript.Step, er
 // sent when sql is the read itself. The tag is the server's.
 func (l *live) coordinate(ctx context.Context, actor string, st *transcript.Step, sql string, args ...any) error {
 	w := &l.w
+	if l.ready != nil {
+		if err := l.ready(ctx, false); err != nil {
+			return err
+		}
+	}
 	b := l.host.bound(l.schemaName, l.appName(actor))
 	isRead := sql == l.host.sql.read
 	if !isRead {
@@ -410,6 +419,11 @@ func (l *live) write(ctx context.Context, actor string, epoch int64, value json.
 	w := &l.w
 	if l.rc == nil {
 		return fmt.Errorf("no resource to write to: %w", errNotConnected)
+	}
+	if l.ready != nil {
+		if err := l.ready(ctx, true); err != nil {
+			return err
+		}
 	}
 	before := w.res
 	wr, err := l.rc.Write(ctx, actor, epoch, value)

@@ -21,6 +21,7 @@ type exploreFlags struct {
 	scenario string
 	vary     []string
 	format   string
+	orders   bool
 	pg       pgFlags
 }
 
@@ -45,7 +46,22 @@ same without colour (NO_COLOR, or output that is not a terminal).
 
 json: {"scenario","vary":[...],"cells":[{"renewal","fencing","values","effects","verdict"}]}
 csv:  renewal,fencing,<each varied name>,effects,verdict
-Progress goes to standard error.`,
+Progress goes to standard error.
+
+With --orders it asks another question: is there any order of events that
+breaks this? It explores the scenario's move graph from its initial state,
+under each of the six settings, on the server: from each state, every move
+the scenario allows now (each of its events not played yet, once, at the
+current time; delivering or dropping each message in flight; the clock
+moving on to the next time that matters) runs its real SQL or HTTP write.
+Equal states are explored once. A run is complete when only the clock could
+move. Per setting it counts the states, the complete runs and how many end
+in conflict, blocked and safe, and gives the shortest move list that reaches
+a conflict and a blocked write, ready for "leaserace run --moves".
+
+json (--orders): {"scenario","settings":[{"renewal","fencing","states","runs",
+"conflict","blocked","safe","shortest":{"conflict":MOVES|null,"blocked":MOVES|null}}]}
+where MOVES is a move list's text form, e.g. "A:send hb1@1055,clock:advance@1060".`,
 		Example: `  # A's late heartbeat, every arrival time in the window
   leaserace explore --scenario renewal-race
 
@@ -53,7 +69,16 @@ Progress goes to standard error.`,
   leaserace explore --vary takeover=1065..1075 --vary arrival=1060..1090
 
   # For a spreadsheet
-  leaserace explore --format csv > map.csv`,
+  leaserace explore --format csv > map.csv
+
+  # Every order of renewal-race's moves under each setting, and the
+  # shortest schedule that breaks each one
+  leaserace explore --orders --scenario renewal-race
+
+  # The same for tools; then play the conflict it found
+  leaserace explore --orders --format json > orders.json
+  leaserace run --renewal blind --fencing off \
+    --moves "$(jq -r '.settings[0].shortest.conflict' orders.json)"`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.explore(cmd.Context(), f)
@@ -62,12 +87,16 @@ Progress goes to standard error.`,
 	fs := cmd.Flags()
 	fs.StringVar(&f.scenario, "scenario", "renewal-race", "a built-in scenario's name or a scenario YAML file")
 	fs.StringArrayVar(&f.vary, "vary", nil, "sweep a named time, NAME=FROM..TO (repeatable; default arrival over the window)")
-	fs.StringVar(&f.format, "format", "text", "output: text (a map), json or csv")
+	fs.StringVar(&f.format, "format", "text", "output: text (a map), json or csv; with --orders text (a table) or json")
+	fs.BoolVar(&f.orders, "orders", false, "explore every order of the scenario's moves under each setting, instead of sweeping a time")
 	f.pg.register(fs, a.getenv)
 	return cmd
 }
 
 func (a *app) explore(ctx context.Context, f exploreFlags) error {
+	if f.orders {
+		return a.exploreOrders(ctx, f)
+	}
 	switch f.format {
 	case "text", "json", "csv":
 	default:

@@ -2,22 +2,27 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/scenario"
 	"github.com/leaserace/leaserace/tui"
 	"github.com/spf13/cobra"
 )
 
 type runFlags struct {
-	scenario string
-	knobs    knobFlags
-	format   string
-	out      string
-	pg       pgFlags
+	scenario  string
+	knobs     knobFlags
+	format    string
+	out       string
+	moves     string
+	movesFile string
+	pg        pgFlags
 }
 
 func newRunCmd(a *app) *cobra.Command {
@@ -41,7 +46,18 @@ Without --format, an --out file ending in .md gets Markdown, one ending in
 .mmd Mermaid, one ending in .cast the asciicast, anything else JSON. An --out
 directory (one that exists, or a path ending in /) gets every format side by
 side, named after the scenario and knobs (renewal-race--blind-off.json, .md,
-.mmd, .cast); with --format, just that one.`,
+.mmd, .cast); with --format, just that one.
+
+--moves plays a schedule of your own instead of the scenario's events: a
+comma-separated list of moves, each ACTOR:VERB[ ARG]@T, such as
+"A:send hb1@1055,clock:advance@1060,B:acquire@1060,A:deliver hb1@1060".
+Verbs: acquire, send, deliver, reply, drop, effect, write EPOCH, post, land,
+expire, advance (the clock's), pause, resume, release. "leaserace explore
+--orders" prints such lists, and the transcript of any run holds its moves.
+--moves-file reads the list from a file (commas or new lines between moves;
+- is standard input). A move that cannot be made where it stands (a message
+never sent or already delivered, a time before the previous move's) is
+refused with its number and why: exit 2.`,
 		Example: `  # The race with a blind heartbeat and no fencing: UPDATE 1 at 1075, 2 effects, conflict
   leaserace run --scenario renewal-race --renewal blind --fencing off
 
@@ -52,7 +68,14 @@ side, named after the scenario and knobs (renewal-race--blind-off.json, .md,
   leaserace run --format cast --out race.cast
 
   # Your own scenario on a server you already have
-  leaserace run --scenario ./my-race.yaml --pg dsn --dsn postgres://me@localhost/db`,
+  leaserace run --scenario ./my-race.yaml --pg dsn --dsn postgres://me@localhost/db
+
+  # A schedule of your own: the heartbeat lands right after B's takeover
+  leaserace run --renewal blind --fencing off \
+    --moves 'A:send hb1@1055,clock:advance@1060,B:acquire@1060,A:deliver hb1@1060,B:effect@1060,A:effect@1060'
+
+  # The same schedule under the repair, from a file
+  leaserace run --renewal compare --fencing monotonic --moves-file race.moves`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.run(cmd.Context(), cmd, f)
@@ -63,6 +86,8 @@ side, named after the scenario and knobs (renewal-race--blind-off.json, .md,
 	f.knobs.register(fs)
 	fs.StringVar(&f.format, "format", "", "transcript format: json, md, mermaid or cast (default json, or md/mermaid/cast for an --out ending in .md/.mmd/.cast)")
 	fs.StringVar(&f.out, "out", "", "write the transcript to this file, or every format into this directory, instead of standard output")
+	fs.StringVar(&f.moves, "moves", "", "play these moves instead of the scenario's events, e.g. 'A:send hb1@1055,clock:advance@1060'")
+	fs.StringVar(&f.movesFile, "moves-file", "", "read the moves to play from this file (- for standard input)")
 	f.pg.register(fs, a.getenv)
 	return cmd
 }
@@ -99,6 +124,10 @@ func (a *app) run(ctx context.Context, cmd *cobra.Command, f runFlags) error {
 	if err != nil {
 		return err
 	}
+	log, err := a.movesOf(f)
+	if err != nil {
+		return err
+	}
 	srv, err := a.startPG(ctx, &f.pg)
 	if err != nil {
 		return err
@@ -106,14 +135,18 @@ func (a *app) run(ctx context.Context, cmd *cobra.Command, f runFlags) error {
 	defer a.closeServer(srv)
 
 	run, err := engine.Open(ctx, engine.Config{
-		DSN: srv.DSN, Scenario: sc, Knobs: k,
+		DSN: srv.DSN, Scenario: sc, Knobs: k, Log: log,
 		Provider: srv.Provider, ServerVersion: srv.Version,
 	})
 	if err != nil {
 		return fmt.Errorf("cannot prepare the run of %s: %w", sc.Name, err)
 	}
 	defer a.closeRun(run, srv)
-	if err := run.PlayAll(ctx); err != nil {
+	if err := playAll(ctx, run); err != nil {
+		var refused *exitError
+		if errors.As(err, &refused) {
+			return err
+		}
 		return fmt.Errorf("%s (%s) stopped: %w", sc.Name, k, err)
 	}
 	tr, err := run.Transcript()
@@ -148,6 +181,77 @@ func (a *app) run(ctx context.Context, cmd *cobra.Command, f runFlags) error {
 		return err
 	}
 	a.infof("transcript (%s, %s, %d effects, %s) written to %s", format, k, tr.Outcome.Effects, tr.Outcome.Verdict, f.out)
+	return nil
+}
+
+// maxMovesFile bounds a --moves-file: a log of scenario.MaxMoves moves
+// fits many times over.
+const maxMovesFile = 1 << 20
+
+// movesOf reads --moves or --moves-file: nil means the scenario's events.
+// A list that cannot be read is a usage error naming the move.
+func (a *app) movesOf(f runFlags) ([]scenario.Move, error) {
+	text, from := f.moves, "--moves"
+	switch {
+	case f.moves != "" && f.movesFile != "":
+		return nil, usageErr("--moves and --moves-file both give the moves: use one")
+	case f.movesFile == "-":
+		data, err := io.ReadAll(io.LimitReader(a.stdin, maxMovesFile+1))
+		if err != nil {
+			return nil, usageErr("--moves-file -: cannot read standard input: %w", err)
+		}
+		if len(data) > maxMovesFile {
+			return nil, usageErr("--moves-file -: more than %d bytes", maxMovesFile)
+		}
+		text, from = movesFileText(data), "--moves-file -"
+	case f.movesFile != "":
+		data, err := readLimited(f.movesFile, maxMovesFile)
+		if err != nil {
+			return nil, usageErr("--moves-file: %w", err)
+		}
+		text, from = movesFileText(data), f.movesFile
+	default:
+		if f.moves == "" {
+			return nil, nil
+		}
+	}
+	log, err := scenario.ParseMoves(text)
+	if err != nil {
+		return nil, usageErr("%s: %w", from, err)
+	}
+	if len(log) == 0 {
+		return nil, usageErr("%s holds no moves; leave it out to play the scenario's events", from)
+	}
+	return log, nil
+}
+
+// movesFileText is a moves file as one list: a file may put its moves on
+// lines or between commas, or both, with blank lines between.
+func movesFileText(data []byte) string {
+	var moves []string
+	for _, m := range strings.FieldsFunc(string(data), func(r rune) bool { return r == ',' || r == '\n' || r == '\r' }) {
+		if m = strings.TrimSpace(m); m != "" {
+			moves = append(moves, m)
+		}
+	}
+	return strings.Join(moves, ",")
+}
+
+// playAll plays every move of the run's log. A move that is not possible
+// where it stands is the person's input, not a failure: exit 2, naming the
+// move by its number and saying why.
+func playAll(ctx context.Context, run *engine.Run) error {
+	log := run.Log()
+	for i := run.Pos(); i < len(log); i++ {
+		_, err := run.Next(ctx)
+		var ne *engine.NotEnabledError
+		if errors.As(err, &ne) {
+			return usageErr("move %d %q: %s", i+1, ne.Move.String(), ne.Why)
+		}
+		if err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -1,0 +1,206 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/big"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/scenario"
+)
+
+// ordersJSON is explore --orders's JSON: exactly the fields the README
+// documents.
+type ordersJSON struct {
+	Scenario string            `json:"scenario"`
+	Settings []ordersSettingJS `json:"settings"`
+}
+
+type ordersSettingJS struct {
+	Renewal  scenario.Renewal `json:"renewal"`
+	Fencing  scenario.Fencing `json:"fencing"`
+	States   int              `json:"states"`
+	Runs     *big.Int         `json:"runs"`
+	Conflict *big.Int         `json:"conflict"`
+	Blocked  *big.Int         `json:"blocked"`
+	Safe     *big.Int         `json:"safe"`
+	Shortest ordersShortestJS `json:"shortest"`
+}
+
+// ordersShortestJS holds each shortest move list's text form, or null.
+type ordersShortestJS struct {
+	Conflict *string `json:"conflict"`
+	Blocked  *string `json:"blocked"`
+}
+
+func movesOrNull(log []scenario.Move) *string {
+	if log == nil {
+		return nil
+	}
+	s := scenario.FormatMoves(log)
+	return &s
+}
+
+func (a *app) exploreOrders(ctx context.Context, f exploreFlags) error {
+	switch {
+	case f.format != "text" && f.format != "json":
+		return usageErr("--format %q: with --orders, want text or json", f.format)
+	case len(f.vary) > 0:
+		return usageErr("--vary sweeps a time; --orders explores every order of the moves at the scenario's own times: give one or the other")
+	}
+	sc, err := loadScenario(f.scenario)
+	if err != nil {
+		return err
+	}
+	srv, err := a.startPG(ctx, &f.pg)
+	if err != nil {
+		return err
+	}
+	defer a.closeServer(srv)
+
+	search := engine.NewOrders(engine.OrdersConfig{DSN: srv.DSN})
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		if err := search.Close(cctx); err != nil {
+			a.warnf("%s", err)
+		}
+	}()
+	counter := newStateCounter(a.stderr, "explore --orders "+sc.Name)
+	start := time.Now()
+	rs, err := search.SearchAll(ctx, sc, counter.update)
+	took := time.Since(start)
+	counter.finish()
+	if err != nil {
+		if interrupted(ctx, err) {
+			return err
+		}
+		return fmt.Errorf("exploring the orders of %s: %w", sc.Name, err)
+	}
+	states := 0
+	for _, r := range rs {
+		states += r.States
+	}
+	a.infof("%d states of %s under six settings in %s (%.0f states/s)", states, sc.Name, took.Round(time.Millisecond), float64(states)/max(took.Seconds(), 1e-9))
+	if f.format == "json" {
+		out := ordersJSON{Scenario: sc.Name, Settings: []ordersSettingJS{}}
+		for _, r := range rs {
+			out.Settings = append(out.Settings, ordersSettingJS{
+				Renewal: r.Knobs.Renewal, Fencing: r.Knobs.Fencing, States: r.States,
+				Runs: r.Runs, Conflict: r.Conflict, Blocked: r.Blocked, Safe: r.Safe,
+				Shortest: ordersShortestJS{Conflict: movesOrNull(r.ShortestConflict), Blocked: movesOrNull(r.ShortestBlocked)},
+			})
+		}
+		return writeJSON(a.stdout, out)
+	}
+	return writeOrdersTable(a.stdout, sc, rs)
+}
+
+// writeOrdersTable is explore --orders for a person: a table of the
+// counts, then the shortest move lists, and how to play one.
+func writeOrdersTable(w io.Writer, sc *scenario.Scenario, rs []engine.OrdersResult) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: every order of its moves, each move run on the server, under each knob setting\n\n", sc.Name)
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	// The numbers align right; the setting, padded here, reads left.
+	w0 := len("setting")
+	for _, r := range rs {
+		w0 = max(w0, len(r.Knobs.String()))
+	}
+	fmt.Fprintf(tw, "%-*s\tstates\truns\tconflict\tblocked\tsafe\t\n", w0, "setting")
+	for _, r := range rs {
+		fmt.Fprintf(tw, "%-*s\t%d\t%s\t%s\t%s\t%s\t\n", w0, r.Knobs, r.States, r.Runs, r.Conflict, r.Blocked, r.Safe)
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("cannot write the table: %w", err)
+	}
+	var play string
+	section := func(title, what string, pick func(engine.OrdersResult) []scenario.Move) {
+		fmt.Fprintf(&b, "\n%s:\n", title)
+		var none []string
+		for _, r := range rs {
+			log := pick(r)
+			if log == nil {
+				none = append(none, r.Knobs.String())
+				continue
+			}
+			n := "moves"
+			if len(log) == 1 {
+				n = "move"
+			}
+			fmt.Fprintf(&b, "  %-18s %d %s: %s\n", r.Knobs, len(log), n, scenario.FormatMoves(log))
+			if play == "" {
+				play = fmt.Sprintf("leaserace run --scenario %s --renewal %s --fencing %s --moves '%s'", sc.Name, r.Knobs.Renewal, r.Knobs.Fencing, scenario.FormatMoves(log))
+			}
+		}
+		switch {
+		case len(none) == len(rs):
+			fmt.Fprintf(&b, "  none: no order of the moves %s under any setting\n", what)
+		case len(none) > 0:
+			fmt.Fprintf(&b, "  none under %s: no order of the moves %s there\n", strings.Join(none, ", "), what)
+		}
+	}
+	section("Shortest move list to a conflict (a stale write accepted)", "accepts a stale write", func(r engine.OrdersResult) []scenario.Move { return r.ShortestConflict })
+	section("Shortest move list to a blocked write (a valid write refused)", "refuses a valid write", func(r engine.OrdersResult) []scenario.Move { return r.ShortestBlocked })
+	b.WriteString("\nA run is complete when only the clock could move; runs count the different move lists.\n")
+	if play != "" {
+		fmt.Fprintf(&b, "Play one, under any knobs:\n  %s\n", play)
+	}
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return fmt.Errorf("cannot write the table: %w", err)
+	}
+	return nil
+}
+
+// stateCounter shows a search's progress on standard error when the total
+// is not known ahead: a count redrawn in place on a terminal, otherwise a
+// line each time the count doubles, so logs stay short.
+type stateCounter struct {
+	w       io.Writer
+	label   string
+	tty     bool
+	start   time.Time
+	drawn   time.Time
+	next    int
+	states  int
+	written bool
+}
+
+func newStateCounter(w io.Writer, label string) *stateCounter {
+	return &stateCounter{w: w, label: label, tty: isTerminal(w), start: time.Now(), next: 1000}
+}
+
+// update is told the states found so far; calls never overlap.
+func (c *stateCounter) update(states int) {
+	c.states = states
+	if !c.tty {
+		if states >= c.next {
+			fmt.Fprintf(c.w, "%s: %d states\n", c.label, states)
+			for c.next <= states {
+				c.next *= 2
+			}
+		}
+		return
+	}
+	if time.Since(c.drawn) < 50*time.Millisecond {
+		return
+	}
+	c.drawn = time.Now()
+	rate := ""
+	if s := time.Since(c.start).Seconds(); s > 0.2 {
+		rate = fmt.Sprintf("  %.0f states/s", float64(states)/s)
+	}
+	fmt.Fprintf(c.w, "\r%s: %d states%s\x1b[K", c.label, states, rate)
+	c.written = true
+}
+
+// finish ends the count's line on a terminal.
+func (c *stateCounter) finish() {
+	if c.tty && c.written {
+		fmt.Fprintf(c.w, "\r%s: %d states\x1b[K\n", c.label, c.states)
+	}
+}

@@ -1,0 +1,875 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/big"
+	"runtime"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/leaserace/leaserace/engine/transcript"
+	"github.com/leaserace/leaserace/scenario"
+	"golang.org/x/sync/errgroup"
+)
+
+// This file explores every schedule of a scenario on the server: the move
+// graph from the initial state, each move its real SQL or HTTP write.
+//
+// A state is what decides what every later move does and how the run is
+// judged: the clock, the events not played, the messages in flight, the
+// coordinator's row and the resource's epoch and value (what the server
+// holds), each actor's belief, pause and pending check, and what the
+// verdict needs (the highest epoch accepted, whether a write conflicted or
+// was blocked). Equal states are one node. A run is complete when only the
+// clock could move.
+//
+// To expand a state the server must hold it. The search walks depth first,
+// so the server is usually in the state it expands next already; when it
+// is not, the part a move is about to use is put back with real SQL, just
+// before the move's own statement (live's ready hook): the coordinator's row
+// cleared and seeded, or the resource reset to the state's epoch and value,
+// one round trip each. The effects and their judgements live in the world
+// the state keeps. Replaying the state's path from the start instead costs
+// a reset plus every move of the path; BenchmarkOrders measures both, and
+// restoring was 1.2-1.4 times faster on renewal-race.
+
+// OrdersResult is every schedule of a scenario's moves under one knob
+// setting, explored on the server.
+type OrdersResult struct {
+	Scenario string
+	Knobs    scenario.Knobs
+	// States is how many different states the search reached, the initial
+	// one included; Moves how many moves it played to find them (the
+	// edges of the graph: each a real statement or write where the move
+	// has one).
+	States, Moves int
+	// Restores is how many times the search put the server back into a
+	// state with SQL before a move.
+	Restores int
+	// Runs counts the complete runs: the different move lists from the
+	// initial state to a state where only the clock can move. Conflict,
+	// Blocked and Safe split them by verdict.
+	Runs, Conflict, Blocked, Safe *big.Int
+	// ShortestConflict and ShortestBlocked are the shortest move lists
+	// after which the run's verdict is conflict (blocked); nil when no
+	// run reaches that verdict.
+	ShortestConflict, ShortestBlocked []scenario.Move
+	// Goals is, for each of the scenario's goals in order, whether a run
+	// reaches it under these knobs and the fewest moves that do.
+	Goals []GoalReach
+	// Took is how long the search ran; Cached is set when this call
+	// answered from memory (Took is then the original search's).
+	Took   time.Duration
+	Cached bool
+}
+
+// GoalReach is what the search found about one goal under one setting.
+type GoalReach struct {
+	Goal scenario.Goal
+	// Runs is how many complete runs reach the goal, out of the result's
+	// Runs; zero means the goal is impossible under these knobs.
+	Runs *big.Int
+	// Par is the fewest moves that reach it (0 when none does) and Moves
+	// one such move list.
+	Par   int
+	Moves []scenario.Move
+}
+
+// Reachable reports whether any run reaches the goal.
+func (g GoalReach) Reachable() bool { return g.Par > 0 }
+
+// OrdersConfig says where searches play.
+type OrdersConfig struct {
+	// Host is a host the caller keeps open; the searches open runs (schemas
+	// and resource state) of their own on it.
+	Host *Host
+	// DSN is used when Host is nil: the first search that needs the server
+	// opens a host on it, kept until Close.
+	DSN string
+	// Lanes is how many settings are searched at once, each on a run of
+	// its own; default min(4, GOMAXPROCS), at most the host's connections.
+	Lanes int
+}
+
+// MaxOrderStates bounds one search, so a scenario file with many events
+// cannot take the machine's memory.
+const MaxOrderStates = 100000
+
+// ErrTooManyStates is a search that stopped at MaxOrderStates.
+var ErrTooManyStates = fmt.Errorf("more than %d states: too many to explore; try a scenario with fewer events", MaxOrderStates)
+
+// ErrOrdersClosed is a search started after Close.
+var ErrOrdersClosed = errors.New("the search was closed")
+
+// Orders explores scenarios' move graphs on one server and remembers the
+// answers in memory, per scenario (its name, times and content) and knob
+// setting. It is safe for concurrent use: a search asked for while the same
+// one runs waits for it. Close it when its searches have returned.
+type Orders struct {
+	cfg OrdersConfig
+	// replay, for measuring, puts the server into a state by replaying
+	// the state's path from the start instead of restoring it with SQL.
+	replay bool
+
+	mu      sync.Mutex
+	host    *Host
+	ownHost bool
+	closed  bool
+	cache   map[ordersKey]*ordersFound
+	running map[ordersKey]chan struct{}
+}
+
+type ordersKey struct {
+	scenario string
+	knobs    scenario.Knobs
+}
+
+// NewOrders returns a search on cfg's host or DSN with an empty cache.
+func NewOrders(cfg OrdersConfig) *Orders {
+	if cfg.Lanes <= 0 {
+		cfg.Lanes = min(4, runtime.GOMAXPROCS(0))
+	}
+	return &Orders{cfg: cfg, host: cfg.Host, cache: map[ordersKey]*ordersFound{}, running: map[ordersKey]chan struct{}{}}
+}
+
+// Close closes the host the search opened, if it did. Cached results stay
+// readable through Cached; new searches fail with ErrOrdersClosed.
+func (o *Orders) Close(ctx context.Context) error {
+	o.mu.Lock()
+	h, own := o.host, o.ownHost
+	o.closed, o.host, o.ownHost = true, nil, false
+	o.mu.Unlock()
+	if own {
+		return h.Close(ctx)
+	}
+	return nil
+}
+
+// Cached returns the result for sc under k if a search made it already.
+func (o *Orders) Cached(sc *scenario.Scenario, k scenario.Knobs) (OrdersResult, bool) {
+	o.mu.Lock()
+	f := o.cache[ordersKey{fingerprint(sc), k}]
+	o.mu.Unlock()
+	if f == nil {
+		return OrdersResult{}, false
+	}
+	return f.result(sc, true), true
+}
+
+// Search explores sc's move graph under k on the server, or answers from
+// the cache. progress, if set, is told how many states the search has
+// found so far; calls never overlap.
+func (o *Orders) Search(ctx context.Context, sc *scenario.Scenario, k scenario.Knobs, progress func(states int)) (OrdersResult, error) {
+	rs, err := o.search(ctx, sc, []scenario.Knobs{k}, progress)
+	if err != nil {
+		return OrdersResult{}, err
+	}
+	return rs[0], nil
+}
+
+// SearchAll explores sc under all six knob settings, in the order of
+// scenario.AllKnobs, several settings at once. progress is told the
+// states found so far over all settings.
+func (o *Orders) SearchAll(ctx context.Context, sc *scenario.Scenario, progress func(states int)) ([]OrdersResult, error) {
+	return o.search(ctx, sc, scenario.AllKnobs(), progress)
+}
+
+func (o *Orders) search(ctx context.Context, sc *scenario.Scenario, ks []scenario.Knobs, progress func(states int)) ([]OrdersResult, error) {
+	if sc == nil {
+		return nil, errors.New("no scenario to explore")
+	}
+	for _, k := range ks {
+		if err := checkKnobs(k); err != nil {
+			return nil, err
+		}
+	}
+	fp := fingerprint(sc)
+	out := make([]OrdersResult, len(ks))
+	// Each setting is answered from the cache, waited for when another
+	// call is searching it, or searched here.
+	var mine, waits []int
+	o.mu.Lock()
+	for i, k := range ks {
+		key := ordersKey{fp, k}
+		switch {
+		case o.cache[key] != nil:
+			out[i] = o.cache[key].result(sc, true)
+		case o.running[key] != nil:
+			waits = append(waits, i)
+		default:
+			o.running[key] = make(chan struct{})
+			mine = append(mine, i)
+		}
+	}
+	o.mu.Unlock()
+	if len(mine) > 0 {
+		err := o.searchOn(ctx, sc, fp, ks, mine, out, progress)
+		// Done, well or not: whoever waits may look in the cache now. Not
+		// deferred, so two calls that wait for each other's settings
+		// cannot wait forever.
+		o.mu.Lock()
+		for _, i := range mine {
+			key := ordersKey{fp, ks[i]}
+			close(o.running[key])
+			delete(o.running, key)
+		}
+		o.mu.Unlock()
+		if err != nil {
+			return nil, err
+		}
+	}
+	for _, i := range waits {
+		o.mu.Lock()
+		ch := o.running[ordersKey{fp, ks[i]}]
+		o.mu.Unlock()
+		if ch != nil {
+			select {
+			case <-ch:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		// The other search may have failed: then search here.
+		r, err := o.Search(ctx, sc, ks[i], progress)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = r
+	}
+	return out, nil
+}
+
+// searchOn searches the settings ks[i] for i in todo, in lanes, and caches
+// each result.
+func (o *Orders) searchOn(ctx context.Context, sc *scenario.Scenario, fp string, ks []scenario.Knobs, todo []int, out []OrdersResult, progress func(states int)) error {
+	h, err := o.hostFor(ctx)
+	if err != nil {
+		return err
+	}
+	var (
+		mu          sync.Mutex
+		next, total int
+	)
+	count := func(n int) {
+		mu.Lock()
+		defer mu.Unlock()
+		total += n
+		if progress != nil {
+			progress(total)
+		}
+	}
+	lanes := min(o.cfg.Lanes, len(todo), max(1, int(h.pool.Config().MaxConns)))
+	g, gctx := errgroup.WithContext(ctx)
+	for range lanes {
+		g.Go(func() (err error) {
+			defer CatchPanic(&err)
+			var ln *lane
+			defer func() {
+				if ln != nil {
+					cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+					defer cancel()
+					err = errors.Join(err, ln.run.Close(cctx))
+				}
+			}()
+			for {
+				mu.Lock()
+				j := next
+				next++
+				mu.Unlock()
+				if j >= len(todo) {
+					return nil
+				}
+				i := todo[j]
+				if ln == nil {
+					if ln, err = openLane(gctx, h, sc, ks[i]); err != nil {
+						return err
+					}
+					ln.replay = o.replay
+				}
+				f, err := ln.explore(gctx, sc, ks[i], count)
+				if err != nil {
+					return fmt.Errorf("exploring %s under %s: %w", sc.Name, ks[i], err)
+				}
+				o.mu.Lock()
+				o.cache[ordersKey{fp, ks[i]}] = f
+				o.mu.Unlock()
+				out[i] = f.result(sc, false)
+			}
+		})
+	}
+	return g.Wait()
+}
+
+// hostFor is the host searches play on, opened on first use from the DSN.
+func (o *Orders) hostFor(ctx context.Context) (*Host, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.closed {
+		return nil, ErrOrdersClosed
+	}
+	if o.host != nil {
+		return o.host, nil
+	}
+	if o.cfg.DSN == "" {
+		return nil, errors.New("no server to explore on: give a host or a DSN")
+	}
+	h, err := OpenHost(ctx, HostConfig{DSN: o.cfg.DSN, MaxConns: int32(o.cfg.Lanes)})
+	if err != nil {
+		return nil, err
+	}
+	o.host, o.ownHost = h, true
+	return h, nil
+}
+
+// fingerprint names a scenario for the cache: its name, its times and
+// everything a move's result depends on, so an edited file with the same
+// name is not answered from an older search.
+func fingerprint(sc *scenario.Scenario) string {
+	type ev struct {
+		T         int64
+		Actor     string
+		Action    scenario.Action
+		Heartbeat string
+		Snapshot  *scenario.Lease
+		Epoch     *int64
+		Value     json.RawMessage
+	}
+	body := struct {
+		Lease    string
+		Window   scenario.Window
+		TTL      int64
+		Initial  *scenario.Lease
+		Resource scenario.ResourceState
+		Events   []ev
+	}{sc.Lease, sc.Window, sc.TTL, sc.Initial, sc.Resource, nil}
+	for _, e := range sc.Events {
+		body.Events = append(body.Events, ev{e.T, e.Actor, e.Action, e.Heartbeat, e.Snapshot, e.Epoch, e.Value})
+	}
+	b, err := json.Marshal(body)
+	if err != nil {
+		// Every field is plain data; should it ever fail, no two
+		// scenarios share a key.
+		b = fmt.Appendf(nil, "%p", sc)
+	}
+	sum := sha256.Sum256(b)
+	var names []string
+	for _, n := range sc.TimeNames() {
+		names = append(names, n+"="+strconv.FormatInt(sc.Times[n], 10))
+	}
+	return sc.Name + " " + strings.Join(names, ",") + " " + hex.EncodeToString(sum[:12])
+}
+
+// lane is one run the search plays moves on, with what its server holds.
+type lane struct {
+	run *Run
+	l   *live
+	// coord, epoch and value are what the server holds now.
+	coord *scenario.Lease
+	epoch int64
+	value json.RawMessage
+	// usedCoord and usedRes say which parts the current step used.
+	usedCoord, usedRes bool
+	// g and at are the search and the node being expanded.
+	g  *graph
+	at int
+	// replay, for measuring, puts a state back by replaying its path
+	// from the initial state instead of restoring it with SQL.
+	replay bool
+}
+
+func openLane(ctx context.Context, h *Host, sc *scenario.Scenario, k scenario.Knobs) (*lane, error) {
+	r, err := Open(ctx, Config{Host: h, Scenario: sc, Knobs: k, Who: "search"})
+	if err != nil {
+		return nil, err
+	}
+	ln := &lane{run: r, l: r.be.(*live)}
+	ln.l.ready = ln.ready
+	return ln, nil
+}
+
+// orderNode is one state of the move graph.
+type orderNode struct {
+	w        world
+	edges    []orderEdge
+	terminal bool
+	verdict  string
+	// parent and via are how the search first reached the node, for
+	// replaying its path.
+	parent int
+	via    scenario.Move
+}
+
+// orderEdge is one move from a state: where it leads and which goal
+// predicates hold after it (bit i: scenario.Predicates()[i]).
+type orderEdge struct {
+	mv    scenario.Move
+	to    int
+	goals uint32
+}
+
+// ordersFound is a finished search, as the cache keeps it.
+type ordersFound struct {
+	scenario                  string
+	knobs                     scenario.Knobs
+	states, moves, restores   int
+	runs, conflict, blocked   *big.Int
+	safe                      *big.Int
+	shortConflict, shortBlock []scenario.Move
+	// per predicate, in scenario.Predicates() order
+	reach []predicateReach
+	took  time.Duration
+}
+
+type predicateReach struct {
+	runs  *big.Int
+	moves []scenario.Move
+}
+
+func (f *ordersFound) result(sc *scenario.Scenario, cached bool) OrdersResult {
+	r := OrdersResult{
+		Scenario: f.scenario, Knobs: f.knobs, States: f.states, Moves: f.moves, Restores: f.restores,
+		Runs: new(big.Int).Set(f.runs), Conflict: new(big.Int).Set(f.conflict),
+		Blocked: new(big.Int).Set(f.blocked), Safe: new(big.Int).Set(f.safe),
+		ShortestConflict: slices.Clone(f.shortConflict), ShortestBlocked: slices.Clone(f.shortBlock),
+		Took: f.took, Cached: cached,
+	}
+	for _, g := range sc.Goals() {
+		i := slices.Index(scenario.Predicates(), g.When)
+		gr := GoalReach{Goal: g, Runs: new(big.Int)}
+		if i >= 0 {
+			gr.Runs.Set(f.reach[i].runs)
+			gr.Par, gr.Moves = len(f.reach[i].moves), slices.Clone(f.reach[i].moves)
+		}
+		r.Goals = append(r.Goals, gr)
+	}
+	return r
+}
+
+// graph is one search in progress.
+type graph struct {
+	nodes   []orderNode
+	index   map[string]int
+	onStack []bool
+	moves   int
+	restore int
+	count   func(int)
+	key     strings.Builder
+}
+
+// explore searches the move graph of sc under k on the lane's run.
+func (ln *lane) explore(ctx context.Context, sc *scenario.Scenario, k scenario.Knobs, count func(int)) (*ordersFound, error) {
+	start := time.Now()
+	if err := ln.run.Replace(ctx, sc, k); err != nil {
+		return nil, err
+	}
+	ln.coord, ln.epoch, ln.value = cloneLease(ln.l.w.coord), ln.l.w.res.Epoch, ln.l.w.res.Value
+	g := &graph{index: map[string]int{}, count: count}
+	ln.g = g
+	root := ln.l.w.clone()
+	g.add(g.stateKey(&root), root, -1, scenario.Move{})
+	count(1)
+	if err := ln.expand(ctx, g, 0); err != nil {
+		return nil, err
+	}
+	f := g.summarise(sc, k)
+	f.took = time.Since(start)
+	return f, nil
+}
+
+// add makes w, with its key, a node reached from parent by via.
+func (g *graph) add(key string, w world, parent int, via scenario.Move) int {
+	i := len(g.nodes)
+	g.nodes = append(g.nodes, orderNode{w: w, parent: parent, via: via})
+	g.onStack = append(g.onStack, false)
+	g.index[key] = i
+	return i
+}
+
+// expand makes every move enabled in node i, each on the server, and
+// expands each new state it leads to, depth first.
+func (ln *lane) expand(ctx context.Context, g *graph, i int) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	g.onStack[i] = true
+	defer func() { g.onStack[i] = false }()
+	opts := g.nodes[i].w.options(false)
+	if !slices.ContainsFunc(opts, func(o Option) bool { return o.Move.Actor != scenario.ClockActor }) {
+		n := &g.nodes[i]
+		n.terminal = true
+		n.verdict = n.w.judge()
+		return nil
+	}
+	preds := scenario.Predicates()
+	for _, o := range opts {
+		ln.l.w = g.nodes[i].w.clone()
+		ln.at, ln.usedCoord, ln.usedRes = i, false, false
+		st, err := ln.l.apply(ctx, o.Move)
+		if err != nil {
+			return fmt.Errorf("move %s after %s: %w", o.Move, scenario.FormatMoves(g.path(i)), err)
+		}
+		g.moves++
+		if ln.usedCoord {
+			ln.coord = cloneLease(ln.l.w.coord)
+		}
+		if ln.usedRes {
+			ln.epoch, ln.value = ln.l.w.res.Epoch, ln.l.w.res.Value
+		}
+		from := &g.nodes[i].w
+		var bits uint32
+		for b, p := range preds {
+			if holdsAfter(p, st, from.coord, from.flight) {
+				bits |= 1 << b
+			}
+		}
+		key := g.stateKey(&ln.l.w)
+		to, seen := g.index[key]
+		if seen && g.onStack[to] {
+			return fmt.Errorf("move %s after %s leads back to a state on the path: the moves never end", o.Move, scenario.FormatMoves(g.path(i)))
+		}
+		if !seen {
+			if len(g.nodes) >= MaxOrderStates {
+				return ErrTooManyStates
+			}
+			to = g.add(key, ln.l.w, i, o.Move)
+			g.count(1)
+		}
+		g.nodes[i].edges = append(g.nodes[i].edges, orderEdge{mv: o.Move, to: to, goals: bits})
+		if !seen {
+			if err := ln.expand(ctx, g, to); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// ready is the live backend's hook before a step talks to the server: it
+// puts the part the step uses (the coordinator's row, or the resource) into
+// the state the step starts from, where the server holds another state's,
+// and notes that the step will change it.
+func (ln *lane) ready(ctx context.Context, res bool) error {
+	w := &ln.l.w // the step's own changes to this part come after the hook
+	if !res {
+		ln.usedCoord = true
+		if equalLease(ln.coord, w.coord) {
+			return nil
+		}
+	} else {
+		ln.usedRes = true
+		if ln.epoch == w.res.Epoch && bytes.Equal(ln.value, w.res.Value) {
+			return nil
+		}
+	}
+	ln.g.restore++
+	if ln.replay {
+		return ln.replayTo(ctx)
+	}
+	l := ln.l
+	if !res {
+		b := l.host.bound(l.schemaName, l.appName("setup"))
+		b.Queue(l.host.sql.clear)
+		if c := w.coord; c != nil {
+			b.Queue(l.host.sql.seed, w.sc.Lease, c.Owner, c.Fence, c.LeaseVersion, c.ExpiresAt)
+		}
+		if err := l.host.send(ctx, b, nil); err != nil {
+			return fmt.Errorf("cannot put the coordinator's row back: %w", err)
+		}
+		ln.coord = cloneLease(w.coord)
+		return nil
+	}
+	v, err := l.rc.Reset(ctx, w.res.Epoch, w.res.Value)
+	if err != nil {
+		return fmt.Errorf("cannot put the resource back: %w", err)
+	}
+	ln.epoch, ln.value = v.Epoch, v.Value
+	return nil
+}
+
+// replayTo, for measuring the other way, resets the run and plays the
+// path of the node being expanded from the start, then carries on with the
+// world the step started from.
+func (ln *lane) replayTo(ctx context.Context) error {
+	w := ln.l.w
+	ln.l.ready = nil
+	defer func() { ln.l.ready = ln.ready }()
+	if err := ln.l.resetTo(ctx, w.sc, w.knobs); err != nil {
+		return err
+	}
+	for _, mv := range ln.g.path(ln.at) {
+		if _, err := ln.l.apply(ctx, mv); err != nil {
+			return err
+		}
+	}
+	ln.coord, ln.epoch, ln.value = cloneLease(ln.l.w.coord), ln.l.w.res.Epoch, ln.l.w.res.Value
+	ln.l.w = w
+	return nil
+}
+
+// path is the moves by which the search first reached node i.
+func (g *graph) path(i int) []scenario.Move {
+	var out []scenario.Move
+	for ; i > 0; i = g.nodes[i].parent {
+		out = append(out, g.nodes[i].via)
+	}
+	slices.Reverse(out)
+	return out
+}
+
+func equalLease(a, b *scenario.Lease) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
+}
+
+// clone is a deep copy of the world, for a state the search keeps.
+func (w *world) clone() world {
+	c := *w
+	c.coord = cloneLease(w.coord)
+	c.res = cloneRes(w.res)
+	c.order = slices.Clone(w.order)
+	c.beliefs = make(map[string]*belief, len(w.beliefs))
+	for a, b := range w.beliefs {
+		nb := *b
+		nb.lease = cloneLease(b.lease)
+		if b.checked != nil {
+			v := *b.checked
+			nb.checked = &v
+		}
+		c.beliefs[a] = &nb
+	}
+	c.flight = slices.Clone(w.flight)
+	c.played = slices.Clone(w.played)
+	c.sent = make(map[string]bool, len(w.sent))
+	for id, v := range w.sent {
+		c.sent[id] = v
+	}
+	return c
+}
+
+// stateKey is the state's identity: everything that decides what later
+// moves do and how the run is judged. Left out: when a message was sent
+// and the effects one by one, which only the narration and the effects'
+// list show; the verdict needs only the highest epoch accepted and
+// whether a write conflicted or was blocked.
+func (g *graph) stateKey(w *world) string {
+	b := &g.key
+	b.Reset()
+	num := func(n int64) { b.WriteString(strconv.FormatInt(n, 10)); b.WriteByte(' ') }
+	lease := func(l *scenario.Lease) {
+		if l == nil {
+			b.WriteString("- ")
+			return
+		}
+		b.WriteString(strconv.Quote(l.Owner))
+		num(l.Fence)
+		num(l.LeaseVersion)
+		num(l.ExpiresAt)
+	}
+	num(w.now)
+	for _, p := range w.played {
+		if p {
+			b.WriteByte('1')
+		} else {
+			b.WriteByte('0')
+		}
+	}
+	b.WriteString("|sent ")
+	ids := make([]string, 0, len(w.sent))
+	for id := range w.sent {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		fmt.Fprintf(b, "%q=%t ", id, w.sent[id])
+	}
+	b.WriteString("|flight ")
+	flight := slices.Clone(w.flight)
+	slices.SortFunc(flight, func(a, b transcript.Message) int { return strings.Compare(a.ID, b.ID) })
+	for _, m := range flight {
+		fmt.Fprintf(b, "%q %q %q %d %d %d %s ", m.ID, m.From, m.Kind, m.Due, m.Epoch, m.Rows, m.Value)
+		lease(&m.Snapshot)
+	}
+	b.WriteString("|coord ")
+	lease(w.coord)
+	b.WriteString("|res ")
+	num(w.res.Epoch)
+	b.Write(w.res.Value)
+	// What scenario.Judge carries from one write to the next: the highest
+	// epoch accepted so far, the initial one counting as accepted.
+	high := w.sc.Resource.Epoch
+	for _, e := range w.res.Effects {
+		if e.Accepted {
+			high = max(high, e.Epoch)
+		}
+	}
+	t := scenario.TallyOf(w.res.Effects)
+	fmt.Fprintf(b, " high %d conflict %t blocked %t|beliefs ", high, t.Conflicts > 0, t.Blocked > 0)
+	for _, a := range w.order {
+		bl := w.beliefs[a]
+		b.WriteString(strconv.Quote(a))
+		lease(bl.lease)
+		fmt.Fprintf(b, "%t ", bl.paused)
+		switch {
+		case bl.checked == nil:
+			b.WriteString("- ")
+		default:
+			fmt.Fprintf(b, "%t ", *bl.checked)
+		}
+	}
+	return b.String()
+}
+
+// summarise counts the complete runs from each state, by verdict and by
+// goal, and finds the shortest move lists, all in memory.
+func (g *graph) summarise(sc *scenario.Scenario, k scenario.Knobs) *ordersFound {
+	n := len(g.nodes)
+	preds := scenario.Predicates()
+	order := g.postOrder()
+	runs := make([]*big.Int, n)
+	byVerdict := map[string][]*big.Int{}
+	for _, v := range scenario.Verdicts() {
+		byVerdict[v] = make([]*big.Int, n)
+	}
+	// avoid[p][i] counts the complete runs from i on which p never holds.
+	avoid := make([][]*big.Int, len(preds))
+	for p := range avoid {
+		avoid[p] = make([]*big.Int, n)
+	}
+	for _, i := range order {
+		nd := &g.nodes[i]
+		runs[i] = new(big.Int)
+		for _, v := range scenario.Verdicts() {
+			byVerdict[v][i] = new(big.Int)
+		}
+		for p := range preds {
+			avoid[p][i] = new(big.Int)
+		}
+		if nd.terminal {
+			runs[i].SetInt64(1)
+			byVerdict[nd.verdict][i].SetInt64(1)
+			for p := range preds {
+				avoid[p][i].SetInt64(1)
+			}
+			continue
+		}
+		for _, e := range nd.edges {
+			runs[i].Add(runs[i], runs[e.to])
+			for _, v := range scenario.Verdicts() {
+				byVerdict[v][i].Add(byVerdict[v][i], byVerdict[v][e.to])
+			}
+			for p := range preds {
+				if e.goals&(1<<p) == 0 {
+					avoid[p][i].Add(avoid[p][i], avoid[p][e.to])
+				}
+			}
+		}
+	}
+	f := &ordersFound{
+		scenario: sc.Name, knobs: k, states: n, moves: g.moves, restores: g.restore,
+		runs: runs[0], conflict: byVerdict[scenario.VerdictConflict][0],
+		blocked: byVerdict[scenario.VerdictBlocked][0], safe: byVerdict[scenario.VerdictSafe][0],
+	}
+
+	// Breadth first from the initial state: the fewest moves to each
+	// state, and a move list that takes them.
+	dist := make([]int, n)
+	parent := make([]int, n)
+	via := make([]scenario.Move, n)
+	for i := range dist {
+		dist[i] = -1
+	}
+	dist[0] = 0
+	queue := []int{0}
+	for len(queue) > 0 {
+		i := queue[0]
+		queue = queue[1:]
+		for _, e := range g.nodes[i].edges {
+			if dist[e.to] < 0 {
+				dist[e.to], parent[e.to], via[e.to] = dist[i]+1, i, e.mv
+				queue = append(queue, e.to)
+			}
+		}
+	}
+	pathTo := func(i int) []scenario.Move {
+		out := []scenario.Move{}
+		for ; i != 0; i = parent[i] {
+			out = append(out, via[i])
+		}
+		slices.Reverse(out)
+		return out
+	}
+	// The shortest prefix whose run so far has the verdict.
+	shortest := func(verdict string) []scenario.Move {
+		best := -1
+		for i := range g.nodes {
+			if dist[i] >= 0 && g.nodes[i].w.judge() == verdict && (best < 0 || dist[i] < dist[best]) {
+				best = i
+			}
+		}
+		if best < 0 {
+			return nil
+		}
+		return pathTo(best)
+	}
+	f.shortConflict = shortest(scenario.VerdictConflict)
+	f.shortBlock = shortest(scenario.VerdictBlocked)
+	f.reach = make([]predicateReach, len(preds))
+	for p := range preds {
+		r := predicateReach{runs: new(big.Int).Sub(runs[0], avoid[p][0])}
+		bestFrom, bestLen := -1, 0
+		var bestMove scenario.Move
+		for i := range g.nodes {
+			if dist[i] < 0 {
+				continue
+			}
+			for _, e := range g.nodes[i].edges {
+				if e.goals&(1<<p) != 0 && (bestFrom < 0 || dist[i]+1 < bestLen) {
+					bestFrom, bestLen, bestMove = i, dist[i]+1, e.mv
+				}
+			}
+		}
+		if bestFrom >= 0 {
+			r.moves = append(pathTo(bestFrom), bestMove)
+		}
+		f.reach[p] = r
+	}
+	return f
+}
+
+// postOrder lists the nodes children first, so every count a node needs is
+// made before it.
+func (g *graph) postOrder() []int {
+	done := make([]bool, len(g.nodes))
+	out := make([]int, 0, len(g.nodes))
+	type frame struct{ i, e int }
+	stack := []frame{{0, 0}}
+	done[0] = true
+	for len(stack) > 0 {
+		top := &stack[len(stack)-1]
+		edges := g.nodes[top.i].edges
+		if top.e < len(edges) {
+			to := edges[top.e].to
+			top.e++
+			if !done[to] {
+				done[to] = true
+				stack = append(stack, frame{to, 0})
+			}
+			continue
+		}
+		out = append(out, top.i)
+		stack = stack[:len(stack)-1]
+	}
+	return out
+}
