@@ -277,7 +277,7 @@ func (l *live) deliver(ctx context.Context, mv scenario.Move, st *transcript.Ste
 			r.Snapshot = *w.coord
 		}
 		w.flight = append(w.flight, r)
-		st.Note = noteDeliverLate(mv.Actor, w.knobs.Renewal, st.Rows, stale, prev, w.coord, r.Due)
+		st.Note = noteDeliverLate(mv.Actor, w.knobs.Renewal, st.Rows, stale, prev, w.coord, m, r.Due)
 		return nil
 	}
 	l.learn(mv.Actor, st.Rows)
