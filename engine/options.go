@@ -87,6 +87,10 @@ func (w *world) options(free bool) []Option {
 				mv := scenario.Move{T: now, Actor: a, Action: scenario.ActionEffect}
 				add(mv, w.moveWords(mv, -1))
 			}
+			if b.lease != nil && w.uses(scenario.ActionReelect) {
+				mv := scenario.Move{T: now, Actor: a, Action: scenario.ActionReelect}
+				add(mv, w.moveWords(mv, -1))
+			}
 			if w.uses(scenario.ActionPause) {
 				mv := scenario.Move{T: now, Actor: a, Action: scenario.ActionPause}
 				add(mv, w.moveWords(mv, -1))
@@ -219,6 +223,8 @@ func (w *world) moveWords(mv scenario.Move, scripted int64) string {
 		return fmt.Sprintf("%s resumes and acts on what it believed before%s", mv.Actor, at)
 	case scenario.ActionRelease:
 		return fmt.Sprintf("%s releases its lease%s", mv.Actor, at)
+	case scenario.ActionReelect:
+		return fmt.Sprintf("%s re-elects itself with River's upsert, which extends whatever row is there%s", mv.Actor, at)
 	}
 	return mv.String() + at
 }
