@@ -73,8 +73,24 @@ func TestPausedHolder(t *testing.T) {
 			if acq.Tag != "UPDATE 1" || *acq.Coordinator != lease("B", 34, 2, 1130) {
 				t.Fatalf("B's takeover: %q %+v", acq.Tag, acq.Coordinator)
 			}
-			if b := beliefOf(t, acq, "A"); !b.Paused {
-				t.Errorf("A should still be paused when B takes over: %+v", b)
+			// Paused, A still goes by its check: it believes it holds the
+			// lease, as B does now.
+			if b := beliefOf(t, acq, "A"); !b.Paused || !b.Holds {
+				t.Errorf("A should be paused and still believe it holds the lease when B takes over: %+v", b)
+			}
+			if b := beliefOf(t, acq, "B"); !b.Holds {
+				t.Errorf("B should believe it holds the lease: %+v", b)
+			}
+			sc, err := scenario.Builtin("paused-holder")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !goalReached(t, sc, tr.Steps, "two-holders") {
+				t.Error("A (paused, by its check) and B should both believe they hold the lease")
+			}
+			// Once A has acted on its check, it goes by its clock again.
+			if b := beliefOf(t, tr.Steps[len(tr.Steps)-1], "A"); b.Holds {
+				t.Errorf("after its write A's lease (expired at 1060) should no longer count: %+v", b)
 			}
 			last := tr.Steps[len(tr.Steps)-1]
 			if last.Actor != "A" || last.Call == nil || last.Args[0] != int64(33) {

@@ -83,7 +83,7 @@ func (w *world) options(free bool) []Option {
 				mv := scenario.Move{T: now, Actor: a, Action: scenario.ActionSend, Msg: w.newMessageName(a, scenario.ActionSend, "hb")}
 				add(mv, w.moveWords(mv, -1))
 			}
-			if _, holds := w.holds(a, now); holds {
+			if w.believes(a, now) {
 				mv := scenario.Move{T: now, Actor: a, Action: scenario.ActionEffect}
 				add(mv, w.moveWords(mv, -1))
 			}
