@@ -180,6 +180,9 @@ events:
   - {t: 5, actor: A, action: reelect}
   - {t: 25, actor: A, action: reelect}
   - {t: 26, actor: B, action: reelect}
+  - {t: 40, actor: B, action: acquire}
+  - {t: 41, actor: B, action: release}
+  - {t: 42, actor: A, action: reelect}
 expect:
   - {renewal: "*", fencing: "*", effects: 0, verdict: safe}
 `))
@@ -205,6 +208,15 @@ expect:
 	}
 	if s := steps[2]; s.SQL != "" || s.Result != transcript.ResultNoCall || !strings.Contains(s.Note, "B does not believe it leads") {
 		t.Errorf("B never led, so it should make no call: %+v", s)
+	}
+	// B took the lease and gave it up; A's upsert extends B's released
+	// row, and only A believes it leads.
+	s := steps[5]
+	if s.Tag != "INSERT 0 1" || *s.Coordinator != lease("B", 2, 2, 52) || !strings.Contains(s.Note, "the row is still B's") || strings.Contains(s.Note, "B believes") {
+		t.Errorf("A's re-election into B's released row: %q %+v %q", s.Tag, s.Coordinator, s.Note)
+	}
+	if a, b := beliefOf(t, s, "A"), beliefOf(t, s, "B"); !a.Holds || b.Holds {
+		t.Errorf("only A should believe it leads: A %+v, B %+v", a, b)
 	}
 }
 

@@ -402,7 +402,8 @@ func (l *live) reelect(ctx context.Context, mv scenario.Move, st *transcript.Ste
 		mine.ExpiresAt = mv.T + w.sc.TTL
 		b.lease = &mine
 	}
-	st.Note = noteReelect(mv.Actor, st.Rows, mine, prev, w.coord, mv.T)
+	owner := w.coord != nil && w.coord.Owner != mv.Actor && w.believes(w.coord.Owner, mv.T)
+	st.Note = noteReelect(mv.Actor, st.Rows, mine, prev, w.coord, mv.T, owner)
 	return nil
 }
 

@@ -175,15 +175,21 @@ func noteRelease(actor string, rows int64, mine scenario.Lease, prev *scenario.L
 	return fmt.Sprintf("Zero rows: %s's lease had expired already; there is nothing to release.", actor)
 }
 
-func noteReelect(actor string, rows int64, mine scenario.Lease, prev, cur *scenario.Lease, t int64) string {
+// noteReelect narrates River's re-election; ownerBelieves is whether the
+// row's owner believes it holds the lease after it.
+func noteReelect(actor string, rows int64, mine scenario.Lease, prev, cur *scenario.Lease, t int64, ownerBelieves bool) string {
 	switch {
 	case rows == 0 || cur == nil:
 		return fmt.Sprintf("Zero rows: %s's re-election changed nothing; it knows it no longer leads.", actor)
 	case prev == nil:
 		return fmt.Sprintf("No lease row was there, so the upsert inserted one: %s leads with fence %d until %d.", actor, cur.Fence, cur.ExpiresAt)
 	case prev.Owner != actor:
-		return fmt.Sprintf("One row, but the row is still %s's: ON CONFLICT found %s's lease, and the condition EXCLUDED.owner = '%s' compares the owner of the row %s tried to insert, %s, with %s: always true. It extended %s's lease, expires %d → %d (owner %s and fence %d kept), and told %s one row. %s believes it still leads, with fence %d, until %d; %s believes it leads too.",
-			cur.Owner, cur.Owner, actor, actor, actor, actor, cur.Owner, prev.ExpiresAt, cur.ExpiresAt, cur.Owner, cur.Fence, actor, actor, mine.Fence, mine.ExpiresAt, cur.Owner)
+		s := fmt.Sprintf("One row, but the row is still %s's: ON CONFLICT found %s's lease, and the condition EXCLUDED.owner = '%s' compares the owner of the row %s tried to insert, %s, with %s: always true. It extended %s's lease, expires %d → %d (owner %s and fence %d kept), and told %s one row. %s believes it still leads, with fence %d, until %d",
+			cur.Owner, cur.Owner, actor, actor, actor, actor, cur.Owner, prev.ExpiresAt, cur.ExpiresAt, cur.Owner, cur.Fence, actor, actor, mine.Fence, mine.ExpiresAt)
+		if ownerBelieves {
+			return s + fmt.Sprintf("; %s believes it leads too.", cur.Owner)
+		}
+		return s + "."
 	case prev.ExpiresAt <= t:
 		return fmt.Sprintf("One row: %s's re-election extended its own lease, which had expired at %d: expires %d → %d. The statement matches any row, expired or not.", actor, prev.ExpiresAt, prev.ExpiresAt, cur.ExpiresAt)
 	}
