@@ -186,6 +186,8 @@ func (l *live) apply(ctx context.Context, mv scenario.Move) (transcript.Step, er
 		st.Note = noteResume(mv.Actor, b.lease, b.checked != nil && *b.checked, mv.T)
 	case scenario.ActionRelease:
 		err = l.release(ctx, mv, &st, prev)
+	case scenario.ActionReelect:
+		err = l.reelect(ctx, mv, &st, prev)
 	default:
 		err = fmt.Errorf("leaserace cannot play %s moves yet", mv.Action)
 	}
@@ -307,7 +309,7 @@ func (l *live) deliver(ctx context.Context, mv scenario.Move, st *transcript.Ste
 			r.Snapshot = *w.coord
 		}
 		w.flight = append(w.flight, r)
-		st.Note = noteDeliverLate(mv.Actor, w.knobs.Renewal, st.Rows, stale, prev, w.coord, r.Due)
+		st.Note = noteDeliverLate(mv.Actor, w.knobs.Renewal, st.Rows, stale, prev, w.coord, m, r.Due)
 		return nil
 	}
 	l.learn(mv.Actor, st.Rows)
@@ -403,6 +405,35 @@ func (l *live) release(ctx context.Context, mv scenario.Move, st *transcript.Ste
 	}
 	b.lease = nil
 	st.Note = noteRelease(mv.Actor, st.Rows, mine, prev, mv.T)
+	return nil
+}
+
+// reelect runs River's re-election upsert from before riverqueue/river#199
+// for an actor that believes it leads. Its condition is always true, so it
+// extends whatever row is there; the actor trusts the count, as River's
+// elector did, and believes it leads for another TTL. It never reads the
+// row's owner: that is the bug.
+func (l *live) reelect(ctx context.Context, mv scenario.Move, st *transcript.Step, prev *scenario.Lease) error {
+	w := &l.w
+	b := w.actor(mv.Actor)
+	if b.lease == nil || b.lease.Owner != mv.Actor {
+		st.Result = transcript.ResultNoCall
+		st.Note = fmt.Sprintf("%s does not believe it leads, so it has nothing to re-elect itself to.", mv.Actor)
+		return nil
+	}
+	mine := *b.lease
+	if err := l.coordinate(ctx, mv.Actor, st, l.host.sql.reelectAny, w.sc.Lease, mv.Actor, mine.Fence, mine.LeaseVersion, mv.T, w.sc.TTL); err != nil {
+		return err
+	}
+	if st.Rows == 0 {
+		st.Result = transcript.ResultRefused
+		b.lease = nil
+	} else {
+		mine.ExpiresAt = mv.T + w.sc.TTL
+		b.lease = &mine
+	}
+	owner := w.coord != nil && w.coord.Owner != mv.Actor && w.believes(w.coord.Owner, mv.T)
+	st.Note = noteReelect(mv.Actor, st.Rows, mine, prev, w.coord, mv.T, owner)
 	return nil
 }
 

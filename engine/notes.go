@@ -101,20 +101,39 @@ func coincidence(snap scenario.Lease, prev, cur *scenario.Lease) string {
 		cur.LeaseVersion, prev.Owner, snap.LeaseVersion, cur.LeaseVersion, snap.Owner)
 }
 
-func noteDeliverLate(actor string, mode scenario.Renewal, rows int64, stale string, prev, cur *scenario.Lease, due int64) string {
+func noteDeliverLate(actor string, mode scenario.Renewal, rows int64, stale string, prev, cur *scenario.Lease, m transcript.Message, due int64) string {
 	when := "later"
 	if due >= 0 {
 		when = fmt.Sprintf("at %d", due)
 	}
-	did := fmt.Sprintf("%d row", rows)
-	if rows == 1 && prev != nil && cur != nil {
-		did = fmt.Sprintf("one row, expires %d → %d", prev.ExpiresAt, cur.ExpiresAt)
+	slow := fmt.Sprintf(" The reply is slow: %s hears of it only %s, and until then acts on its old belief.", actor, when)
+	switch {
+	case rows == 0:
+		why := "its epoch is not current"
+		if stale != "" {
+			why = stale
+		}
+		return fmt.Sprintf("Zero rows: compare-and-renew refused %s's heartbeat (%s).", actor, why) + slow
+	case stale != "" && prev != nil && cur != nil && (prev.Owner != cur.Owner || prev.Fence != cur.Fence):
+		return fmt.Sprintf("One row, committed: the stale heartbeat blindly overwrote the lease, owner %s → %s, fence %d → %d (regressed), expires %d → %d.", prev.Owner, cur.Owner, prev.Fence, cur.Fence, prev.ExpiresAt, cur.ExpiresAt) +
+			coincidence(m.Snapshot, prev, cur) + slow
+	case stale != "" && prev != nil && cur != nil:
+		return fmt.Sprintf("One row, committed: the blind heartbeat renewed an epoch that was no longer current (%s), expires %d → %d.", stale, prev.ExpiresAt, cur.ExpiresAt) +
+			coincidence(m.Snapshot, prev, cur) + slow
+	case prev != nil && cur != nil:
+		return fmt.Sprintf("One row, committed: %s's heartbeat renews its lease, expires %d → %d, lease_version %d → %d (%s).", actor, prev.ExpiresAt, cur.ExpiresAt, prev.LeaseVersion, cur.LeaseVersion, mode.Describe()) + slow
 	}
-	s := fmt.Sprintf("%s's heartbeat reaches the coordinator (%s): %s, committed. The reply is slow: %s hears of it only %s, and until then acts on its old belief.", actor, mode.Describe(), did, actor, when)
-	if stale != "" {
-		s += " The heartbeat was stale: " + stale + "."
+	return fmt.Sprintf("%s's heartbeat reached the coordinator: %s, committed.", actor, rowsWords(rows)) + slow
+}
+
+func rowsWords(rows int64) string {
+	switch rows {
+	case 0:
+		return "zero rows"
+	case 1:
+		return "one row"
 	}
-	return s
+	return fmt.Sprintf("%d rows", rows)
 }
 
 func noteReply(actor string, m transcript.Message, before *scenario.Lease, t int64) string {
@@ -154,6 +173,27 @@ func noteRelease(actor string, rows int64, mine scenario.Lease, prev *scenario.L
 		return fmt.Sprintf("Zero rows: %s tries to release fence %d, but %s holds fence %d now. Its release changes nothing.", actor, mine.Fence, prev.Owner, prev.Fence)
 	}
 	return fmt.Sprintf("Zero rows: %s's lease had expired already; there is nothing to release.", actor)
+}
+
+// noteReelect narrates River's re-election; ownerBelieves is whether the
+// row's owner believes it holds the lease after it.
+func noteReelect(actor string, rows int64, mine scenario.Lease, prev, cur *scenario.Lease, t int64, ownerBelieves bool) string {
+	switch {
+	case rows == 0 || cur == nil:
+		return fmt.Sprintf("Zero rows: %s's re-election changed nothing; it knows it no longer leads.", actor)
+	case prev == nil:
+		return fmt.Sprintf("No lease row was there, so the upsert inserted one: %s leads with fence %d until %d.", actor, cur.Fence, cur.ExpiresAt)
+	case prev.Owner != actor:
+		s := fmt.Sprintf("One row, but the row is still %s's: ON CONFLICT found %s's lease, and the condition EXCLUDED.owner = '%s' compares the owner of the row %s tried to insert, %s, with %s: always true. It extended %s's lease, expires %d → %d (owner %s and fence %d kept), and told %s one row. %s believes it still leads, with fence %d, until %d",
+			cur.Owner, cur.Owner, actor, actor, actor, actor, cur.Owner, prev.ExpiresAt, cur.ExpiresAt, cur.Owner, cur.Fence, actor, actor, mine.Fence, mine.ExpiresAt)
+		if ownerBelieves {
+			return s + fmt.Sprintf("; %s believes it leads too.", cur.Owner)
+		}
+		return s + "."
+	case prev.ExpiresAt <= t:
+		return fmt.Sprintf("One row: %s's re-election extended its own lease, which had expired at %d: expires %d → %d. The statement matches any row, expired or not.", actor, prev.ExpiresAt, prev.ExpiresAt, cur.ExpiresAt)
+	}
+	return fmt.Sprintf("One row: %s's re-election extends its own lease, expires %d → %d.", actor, prev.ExpiresAt, cur.ExpiresAt)
 }
 
 func noteSkip(actor string, cache *scenario.Lease, t int64) string {

@@ -83,8 +83,12 @@ func (w *world) options(free bool) []Option {
 				mv := scenario.Move{T: now, Actor: a, Action: scenario.ActionSend, Msg: w.newMessageName(a, scenario.ActionSend, "hb")}
 				add(mv, w.moveWords(mv, -1))
 			}
-			if _, holds := w.holds(a, now); holds {
+			if w.believes(a, now) {
 				mv := scenario.Move{T: now, Actor: a, Action: scenario.ActionEffect}
+				add(mv, w.moveWords(mv, -1))
+			}
+			if b.lease != nil && w.uses(scenario.ActionReelect) {
+				mv := scenario.Move{T: now, Actor: a, Action: scenario.ActionReelect}
 				add(mv, w.moveWords(mv, -1))
 			}
 			if w.uses(scenario.ActionPause) {
@@ -224,6 +228,8 @@ func (w *world) moveWords(mv scenario.Move, scripted int64) string {
 		return fmt.Sprintf("%s resumes and acts on what it believed before%s", mv.Actor, at)
 	case scenario.ActionRelease:
 		return fmt.Sprintf("%s releases its lease%s", mv.Actor, at)
+	case scenario.ActionReelect:
+		return fmt.Sprintf("%s re-elects itself with River's upsert, which extends whatever row is there%s", mv.Actor, at)
 	}
 	return mv.String() + at
 }

@@ -7,7 +7,7 @@ import (
 
 // coordinatorSQL holds the coordinator's statements, read once from assets.
 type coordinatorSQL struct {
-	schema, bind, clear, seed, read, acquire, renewBlind, renewCompare, release string
+	schema, bind, clear, seed, read, acquire, renewBlind, renewCompare, release, reelectAny string
 }
 
 func loadCoordinatorSQL() (coordinatorSQL, error) {
@@ -16,7 +16,7 @@ func loadCoordinatorSQL() (coordinatorSQL, error) {
 		"coordinator_schema": &c.schema, "coordinator_bind": &c.bind, "coordinator_clear": &c.clear,
 		"coordinator_seed": &c.seed, "coordinator_read": &c.read, "coordinator_acquire": &c.acquire,
 		"coordinator_renew_blind": &c.renewBlind, "coordinator_renew_compare": &c.renewCompare,
-		"coordinator_release": &c.release,
+		"coordinator_release": &c.release, "coordinator_reelect_any": &c.reelectAny,
 	})
 	return c, err
 }

@@ -77,6 +77,18 @@ func (w *world) holds(actor string, t int64) (*scenario.Lease, bool) {
 	return c, c != nil && c.Owner == actor && c.ExpiresAt > t
 }
 
+// believes reports whether the actor believes it holds the lease at t: by
+// its cached lease and its own clock, or, while a check from before a pause
+// is pending, by that check. A paused process's clock does not move, and
+// once resumed it acts on the check without looking again.
+func (w *world) believes(actor string, t int64) bool {
+	if b := w.beliefs[actor]; b != nil && b.checked != nil {
+		return *b.checked && b.lease != nil
+	}
+	_, ok := w.holds(actor, t)
+	return ok
+}
+
 // NotEnabledError is a move that cannot be made where it was asked for: a
 // delivery of a message not in flight, a step by a paused actor, a move
 // back in time. Why says which, for a person.
@@ -296,8 +308,7 @@ func (w *world) beliefsAt(t int64) []transcript.Belief {
 	out := make([]transcript.Belief, 0, len(w.order))
 	for _, a := range w.order {
 		b := w.beliefs[a]
-		_, holds := w.holds(a, t)
-		out = append(out, transcript.Belief{Actor: a, Lease: cloneLease(b.lease), Paused: b.paused, Holds: holds})
+		out = append(out, transcript.Belief{Actor: a, Lease: cloneLease(b.lease), Paused: b.paused, Holds: w.believes(a, t)})
 	}
 	return out
 }

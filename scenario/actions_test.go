@@ -199,10 +199,20 @@ func TestNewActionsMisuseIsRefusedWithLineAndColumn(t *testing.T) {
 		{"release without a lease row", "name: x\nwindow: {from: 0, to: 100}\nttl: 50\nevents:\n  - {t: 1, actor: A, action: release}\n" + tail,
 			5, "{", "release gives up the lease row, so initial.coordinator must declare it"},
 
+		// reelect
+		{"reelect without a lease row", "name: x\nwindow: {from: 0, to: 100}\nttl: 50\nevents:\n  - {t: 1, actor: A, action: reelect}\n" + tail,
+			5, "{", "reelect extends the lease row, so initial.coordinator must declare it"},
+		{"reelect with a value", withEvents("{t: 1, actor: A, action: reelect, value: 1}"), 8, "1}", "value is only for effect, write and write.send"},
+		{"reelect with a heartbeat", withEvents("{t: 1, actor: A, action: reelect, heartbeat: hb1}"), 8, "hb1", "heartbeat is only for heartbeat.send"},
+		{"reelect by a paused actor", withEvents(
+			"{t: 1, actor: A, action: pause}",
+			"{t: 2, actor: A, action: reelect}",
+		), 9, "{", "A is paused at 1 (8:5) until it resumes, so its reelect at 2 cannot happen"},
+
 		// the clock and the list of actions
 		{"expire by an actor", withEvents("{t: 1, actor: A, action: expire}"), 8, "A", "expire is the clock's: leave actor out"},
 		{"an unknown action lists the new ones", withEvents("{t: 1, actor: A, action: freeze}"), 8, "freeze",
-			"want one of acquire, heartbeat.send, heartbeat.deliver, heartbeat.reply, effect, write, write.send, write.deliver, expire, pause, resume, release"},
+			"want one of acquire, heartbeat.send, heartbeat.deliver, heartbeat.reply, effect, write, write.send, write.deliver, expire, pause, resume, release, reelect"},
 	})
 }
 
@@ -221,12 +231,13 @@ func TestNewActionsUsedWellAreAccepted(t *testing.T) {
 		"{t: 8, actor: A, action: resume}",
 		"{t: 9, actor: A, action: release}",
 		"{t: 9, actor: clock, action: expire}",
+		"{t: 10, actor: B, action: reelect}",
 	)
 	s, err := scenario.Parse("x.yaml", []byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "A:send hb1@1,A:deliver hb1@2,A:pause@3,B:post w1@4,A:resume@5,A:reply hb1@5,B:land w1@6,A:pause@7,A:resume@8,A:release@9,clock:expire@9"
+	want := "A:send hb1@1,A:deliver hb1@2,A:pause@3,B:post w1@4,A:resume@5,A:reply hb1@5,B:land w1@6,A:pause@7,A:resume@8,A:release@9,clock:expire@9,B:reelect@10"
 	if got := scenario.FormatMoves(s.Log()); got != want {
 		t.Fatalf("log\n got %s\nwant %s", got, want)
 	}
@@ -275,6 +286,7 @@ func TestEveryActionExampleRoundTripsThroughTheMoveLog(t *testing.T) {
 		scenario.ActionReply: "A:reply hb1@1048", scenario.ActionPause: "A:pause@1050",
 		scenario.ActionResume: "A:resume@1110", scenario.ActionWriteSend: "B:post w1@1106",
 		scenario.ActionWriteDeliver: "B:land w1@1108", scenario.ActionRelease: "B:release@1115",
+		scenario.ActionReelect: "A:reelect@1125",
 	}
 	for _, ev := range s.Events {
 		if want, ok := forms[ev.Action]; ok && ev.Move().String() != want {

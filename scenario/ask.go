@@ -118,7 +118,7 @@ func asksFor(act Action) []About {
 	switch act {
 	case ActionEffect, ActionWrite, ActionWriteDeliver:
 		return append(all, AboutTag, AboutAccepted)
-	case ActionAcquire, ActionDeliver, ActionRelease, ActionExpire:
+	case ActionAcquire, ActionDeliver, ActionRelease, ActionReelect, ActionExpire:
 		return append(all, AboutTag)
 	}
 	return all

@@ -70,7 +70,7 @@ func TestAskRight(t *testing.T) {
 	}
 	tag := asks[0]
 	if tag.About != scenario.AboutTag || tag.Question != "A's lease is still current. What will PostgreSQL answer?" ||
-		!slices.Equal(tag.Choices, []string{"UPDATE 1", "UPDATE 0"}) || tag.Pos != "33:7" {
+		!slices.Equal(tag.Choices, []string{"UPDATE 1", "UPDATE 0"}) || tag.Pos != "35:7" {
 		t.Fatalf("ask %+v", *tag)
 	}
 	for _, c := range []struct {
@@ -138,9 +138,9 @@ func TestGoals(t *testing.T) {
 	}
 	got := s.Goals()
 	want := []scenario.Goal{
-		{ID: "stale-write", Text: "The resource accepts A's stale write", When: scenario.GoalConflict, Pos: "58:5"},
-		{ID: "two-holders", Text: "A and B both believe they hold the lease", When: scenario.GoalTwoHolders, Pos: "59:5"},
-		{ID: "refused-renewal", Text: "The coordinator refuses a renewal", When: scenario.GoalZeroRows, Pos: "60:5"},
+		{ID: "stale-write", Text: "The resource accepts A's stale write", When: scenario.GoalConflict, Pos: "61:5"},
+		{ID: "two-holders", Text: "A and B both believe they hold the lease", When: scenario.GoalTwoHolders, Pos: "62:5"},
+		{ID: "refused-renewal", Text: "The coordinator refuses a renewal", When: scenario.GoalZeroRows, Pos: "63:5"},
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("goals\n got %+v\nwant %+v", got, want)

@@ -11,7 +11,8 @@ import (
 	"github.com/leaserace/leaserace/assets"
 )
 
-// BuiltinNames lists the built-in scenarios, the race first.
+// BuiltinNames lists the built-in scenarios: the race first, then the
+// seeds' other cases, then the stories from real incidents.
 func BuiltinNames() []string {
 	entries, err := fs.ReadDir(assets.FS, "scenarios")
 	if err != nil {
@@ -23,7 +24,10 @@ func BuiltinNames() []string {
 			names = append(names, n)
 		}
 	}
-	order := map[string]int{"renewal-race": 0, "control": 1, "busy-holder": 2, "revoked-writer": 3}
+	order := map[string]int{
+		"renewal-race": 0, "control": 1, "busy-holder": 2, "revoked-writer": 3,
+		"paused-holder": 4, "river-reelect": 5, "slow-renewal": 6, "zombie-producer": 7,
+	}
 	sort.SliceStable(names, func(i, j int) bool {
 		oi, iok := order[names[i]]
 		oj, jok := order[names[j]]

@@ -216,9 +216,9 @@ func (f *file) checkTimeline(s *Scenario) error {
 			return f.errAt(p, "event %d: %s is paused at %d (%s) until it resumes, so its %s at %d cannot happen; resume it first", ev.Index, ev.Actor, pe.T, pe.Pos, ev.Action, ev.T)
 		}
 		switch ev.Action {
-		case ActionAcquire, ActionRelease:
+		case ActionAcquire, ActionRelease, ActionReelect:
 			if s.Initial == nil {
-				what := map[Action]string{ActionAcquire: "takes over", ActionRelease: "gives up"}[ev.Action]
+				what := map[Action]string{ActionAcquire: "takes over", ActionRelease: "gives up", ActionReelect: "extends"}[ev.Action]
 				return f.errAt(p, "event %d: %s %s the lease row, so initial.coordinator must declare it", ev.Index, ev.Action, what)
 			}
 		case ActionSend, ActionWriteSend:

@@ -43,6 +43,7 @@ var verbs = map[Action]string{
 	ActionPause:        "pause",
 	ActionResume:       "resume",
 	ActionRelease:      "release",
+	ActionReelect:      "reelect",
 }
 
 // Verb is the action's word in a move's text form.

@@ -154,6 +154,12 @@ const (
 	ActionPause        Action = "pause"
 	ActionResume       Action = "resume"
 	ActionRelease      Action = "release"
+	// ActionReelect is a leader's re-election with River's upsert from
+	// before riverqueue/river#199, whose ON CONFLICT condition compares
+	// the row it tried to insert with itself: it extends whatever row is
+	// there, whoever owns it, and answers one row. The renewal knob does
+	// not change it.
+	ActionReelect Action = "reelect"
 	// ActionDrop and ActionAdvance exist only as moves a learner makes:
 	// the network loses a message; the clock moves on.
 	ActionDrop      Action = "drop"
@@ -166,6 +172,7 @@ func Actions() []Action {
 	return []Action{
 		ActionAcquire, ActionSend, ActionDeliver, ActionReply, ActionEffect, ActionWrite,
 		ActionWriteSend, ActionWriteDeliver, ActionExpire, ActionPause, ActionResume, ActionRelease,
+		ActionReelect,
 	}
 }
 

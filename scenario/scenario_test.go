@@ -7,6 +7,7 @@ import (
 	"github.com/goccy/go-yaml/lexer"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +17,10 @@ import (
 
 func TestBuiltinsLoadAndCoverEverySetting(t *testing.T) {
 	names := scenario.BuiltinNames()
-	want := []string{"renewal-race", "control", "busy-holder", "revoked-writer"}
+	want := []string{
+		"renewal-race", "control", "busy-holder", "revoked-writer",
+		"paused-holder", "river-reelect", "slow-renewal", "zombie-producer",
+	}
 	if strings.Join(names, ",") != strings.Join(want, ",") {
 		t.Fatalf("built-ins = %v, want %v", names, want)
 	}
@@ -34,6 +38,25 @@ func TestBuiltinsLoadAndCoverEverySetting(t *testing.T) {
 			if s.Events[i].T < s.Events[i-1].T {
 				t.Errorf("%s: events not sorted at %d", n, i)
 			}
+		}
+		// Every built-in asks at its pivotal steps.
+		if !slices.ContainsFunc(s.Events, func(e scenario.Event) bool { return e.Ask != nil }) {
+			t.Errorf("%s asks no question", n)
+		}
+	}
+	// The stories from real incidents name where they come from.
+	for n, src := range map[string]string{
+		"paused-holder":   "Martin Kleppmann, \"How to do distributed locking\" (2016)",
+		"river-reelect":   "riverqueue/river #197, fixed by #199",
+		"slow-renewal":    "riverqueue/river #216, fixed by #217",
+		"zombie-producer": "Apache Kafka's transactional producer (KIP-98",
+	} {
+		s, err := scenario.Builtin(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(s.Description, "Source: "+src) {
+			t.Errorf("%s's description should start by naming its source, %q: %q", n, src, s.Description)
 		}
 	}
 }

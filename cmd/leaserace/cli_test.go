@@ -423,10 +423,14 @@ func TestScenarios(t *testing.T) {
 		t.Fatalf("want exit 0, got %v", res)
 	}
 	lines := strings.Split(strings.TrimSpace(res.stdout), "\n")
-	if len(lines) != 5 {
-		t.Fatalf("want a header and four scenarios, got:\n%s", res.stdout)
+	want := []string{
+		"renewal-race", "control", "busy-holder", "revoked-writer",
+		"paused-holder", "river-reelect", "slow-renewal", "zombie-producer",
 	}
-	for i, name := range []string{"renewal-race", "control", "busy-holder", "revoked-writer"} {
+	if len(lines) != len(want)+1 {
+		t.Fatalf("want a header and %d scenarios, got:\n%s", len(want), res.stdout)
+	}
+	for i, name := range want {
 		if !strings.HasPrefix(lines[i+1], name+" ") {
 			t.Errorf("line %d: want %s first, got %q", i+1, name, lines[i+1])
 		}

@@ -203,3 +203,26 @@ func TestCheckVaryWithoutAServer(t *testing.T) {
 		t.Errorf("Explore with an invalid variant: %v", err)
 	}
 }
+
+// TestEveryBuiltinHasAValidDefaultSweep: explore (and the TUI's explore
+// map) sweeps a built-in's default time over its window; every value must
+// make a valid timeline. A built-in without named times has no sweep.
+func TestEveryBuiltinHasAValidDefaultSweep(t *testing.T) {
+	all, err := scenario.Builtins()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sc := range all {
+		if len(sc.Times) == 0 {
+			continue
+		}
+		vary, err := batch.DefaultVary(sc)
+		if err != nil {
+			t.Errorf("%s: %v", sc.Name, err)
+			continue
+		}
+		if err := batch.CheckVary(sc, vary); err != nil {
+			t.Errorf("%s: the default sweep of %s over %d..%d: %v", sc.Name, vary[0].Name, vary[0].From, vary[0].To, err)
+		}
+	}
+}

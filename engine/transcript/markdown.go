@@ -381,7 +381,25 @@ func resourceCell(r ResourceSnap) string {
 }
 
 func messageWords(f Message) string {
-	s := fmt.Sprintf("%s from %s, sent %d, due %d, carrying %s", mdText(f.ID), mdText(f.From), f.Sent, f.Due, leasePlain(&f.Snapshot))
+	due := fmt.Sprintf("due %d", f.Due)
+	if f.Due < 0 {
+		due = "held by the network"
+	}
+	var s string
+	switch f.Kind {
+	case KindReply:
+		// A reply claims nothing: it tells its sender what its renewal did.
+		s = fmt.Sprintf("reply to %s's %s, sent %d, %s: %s", mdText(f.From), mdText(f.ID), f.Sent, due, rowsWords(f.Rows))
+		if f.Rows == 1 && f.Snapshot.Owner == f.From {
+			s += fmt.Sprintf(", so %s will believe %s", mdText(f.From), leasePlain(&f.Snapshot))
+		} else {
+			s += fmt.Sprintf(", so %s will know it lost the lease", mdText(f.From))
+		}
+	case KindWrite:
+		s = fmt.Sprintf("write %s from %s, sent %d, %s, with fence %d and value %s", mdText(f.ID), mdText(f.From), f.Sent, due, f.Epoch, mdCode(clipValue(f.Value)))
+	default:
+		s = fmt.Sprintf("%s from %s, sent %d, %s, carrying %s", mdText(f.ID), mdText(f.From), f.Sent, due, leasePlain(&f.Snapshot))
+	}
 	if f.Stale {
 		s += " — **stale**"
 		if f.StaleReason != "" {

@@ -319,3 +319,25 @@ func mdCheckTables(t *testing.T, md string) {
 		}
 	}
 }
+
+// TestMarkdownNamesMessagesByKind: a reply in flight says what the renewal
+// did, and a delayed write its fence and value; neither shows as a lease
+// snapshot it does not carry.
+func TestMarkdownNamesMessagesByKind(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	_, md := mdLive(t, dsn, "slow-renewal", scenario.Knobs{Renewal: scenario.RenewalCompare, Fencing: scenario.FencingOff})
+	if want := "- reply to A's hb1, sent 1012, due 1013: zero rows, so A will know it lost the lease\n"; !strings.Contains(md, want) {
+		t.Errorf("Markdown lacks %q:\n%s", want, md)
+	}
+	_, md = mdLive(t, dsn, "slow-renewal", scenario.Knobs{Renewal: scenario.RenewalBlind, Fencing: scenario.FencingOff})
+	if want := "- reply to A's hb1, sent 1012, due 1013: one row, so A will believe A · fence 1 · v2 · expires 1022\n"; !strings.Contains(md, want) {
+		t.Errorf("Markdown lacks %q:\n%s", want, md)
+	}
+	_, md = mdLive(t, dsn, "zombie-producer", scenario.Knobs{Renewal: scenario.RenewalBlind, Fencing: scenario.FencingMonotonic})
+	if want := "- write batch2 from P1, sent 1055, due 1075, with fence 5 and value `\"batch 2 (P1, epoch 5)\"` — **stale**: P2 now holds fence 6\n"; !strings.Contains(md, want) {
+		t.Errorf("Markdown lacks %q:\n%s", want, md)
+	}
+	if strings.Contains(md, "carrying  ·") || strings.Contains(md, "fence 0 · v0") {
+		t.Errorf("a message shows an empty snapshot:\n%s", md)
+	}
+}

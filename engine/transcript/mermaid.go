@@ -279,8 +279,8 @@ func (d *mermaid) step(in int, s Step, prev *scenario.Lease) {
 			note += fmt.Sprintf(" · refused: %s's fence %d, v%d is not current", m.Snapshot.Owner, m.Snapshot.Fence, m.Snapshot.LeaseVersion)
 		}
 		d.line(in, "Note over %s: %s", mmdCoordinator, mmdText(note))
-	case s.Action == scenario.ActionAcquire:
-		d.line(in, "%s%s%s: %s", who, rowsArrow(s.Rows), mmdCoordinator, mmdText(fmt.Sprintf("%d acquire", s.T)))
+	case (s.Action == scenario.ActionAcquire || s.Action == scenario.ActionReelect) && s.SQL != "":
+		d.line(in, "%s%s%s: %s", who, rowsArrow(s.Rows), mmdCoordinator, mmdText(fmt.Sprintf("%d %s", s.T, s.Action.Verb())))
 		d.line(in, "Note over %s: %s", mmdCoordinator, mmdText(coordWords(s, prev)))
 	case s.Call != nil && len(s.Resource.Effects) > 0:
 		d.call(in, who, s)

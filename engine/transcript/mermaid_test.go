@@ -253,3 +253,18 @@ for (const f of process.argv.slice(1)) {
 }
 process.exit(bad ? 1 : 0);
 `
+
+// TestMermaidDrawsTheReelection: River's re-election is an arrow to the
+// coordinator with the server's tag, like an acquire; the shipped
+// recording needs no server.
+func TestMermaidDrawsTheReelection(t *testing.T) {
+	got := mermaidOf(t, enginetest.ReadShipped(t, "river-reelect--blind-off"))
+	for _, want := range []string{
+		"A->>Coordinator: 1012 reelect\n",
+		"Note over Coordinator: INSERT 0 1, 1 row · now B, fence 2, v2, expires 1022 (fence 2 kept, expires 1021 → 1022)\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("diagram lacks %q:\n%s", want, got)
+		}
+	}
+}

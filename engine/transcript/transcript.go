@@ -81,7 +81,8 @@ type Belief struct {
 	Lease  *scenario.Lease `json:"lease"`
 	Paused bool            `json:"paused,omitempty"`
 	// Holds is whether, by its own clock at the step's time, the actor
-	// believes it holds the lease.
+	// believes it holds the lease; an actor with a check pending from
+	// before a pause goes by that check, as its clock stood still.
 	Holds bool `json:"holds"`
 }
 
