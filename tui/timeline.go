@@ -40,6 +40,8 @@ func markOf(a scenario.Action) (rune, string) {
 		return 'u', "resume"
 	case scenario.ActionRelease:
 		return 'r', "release"
+	case scenario.ActionReelect:
+		return 'v', "re-election"
 	case scenario.ActionDrop:
 		return 'o', "message lost"
 	case scenario.ActionAdvance:

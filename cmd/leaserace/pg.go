@@ -20,6 +20,9 @@ type pgFlags struct {
 	pg    string
 	dsn   string
 	image string
+	// maxConns, when set by a command, is max_connections for a server
+	// leaserace starts (serve sizes it to the room).
+	maxConns int
 }
 
 func (p *pgFlags) register(fs *pflag.FlagSet, getenv func(string) string) {
@@ -39,7 +42,7 @@ func (p *pgFlags) provider(a *app) (pgserver.Provider, error) {
 		return nil, usageErr("--dsn is used only with --pg dsn or --pg auto, not with --pg %s", p.pg)
 	}
 	a.addSecretsFromDSN(p.dsn)
-	prov, err := pgserver.ByName(p.pg, pgserver.Options{DSN: p.dsn, Image: p.image})
+	prov, err := pgserver.ByName(p.pg, pgserver.Options{DSN: p.dsn, Image: p.image, MaxConnections: p.maxConns})
 	if err != nil {
 		return nil, usageErr("--pg %s: %w", p.pg, err)
 	}

@@ -97,6 +97,7 @@ NO_COLOR turns colour off.`,
 	root.AddCommand(newRunCmd(a), newCheckCmd(a), newScenariosCmd(a), newResourceCmd(a), newVersionCmd(a))
 	root.AddCommand(newExploreCmd(a), newStressCmd(a))
 	root.AddCommand(newVerifyCmd(a), newReplayCmd(a))
+	root.AddCommand(newServeCmd(a), newPresentCmd(a))
 	return root
 }
 

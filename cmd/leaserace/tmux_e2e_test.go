@@ -155,7 +155,7 @@ func TestTmuxFaultsShownInPlace(t *testing.T) {
 	// resource-down fires before the acquire at 1070, so B's effect at
 	// 1070 is the write that finds no resource; the panic hits A's effect.
 	s, status := tmuxStart(t, 120, 40, "env", "TMPDIR="+tmp, "NO_COLOR=1", "LEASERACE_FAULT=resource-down@1070,panic@1080",
-		built.path, "--scenario", "renewal-race", "--renewal", "blind", "--fencing", "off", "--pg", "local")
+		built.path, "--scenario", "renewal-race", "--renewal", "blind", "--fencing", "off", "--pg", "local", "--no-ask")
 
 	s.waitScreen("event 0/6", 2*time.Minute)
 	s.keys("Right")

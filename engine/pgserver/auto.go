@@ -14,6 +14,9 @@ type Options struct {
 	DSN string
 	// Image is the PostgreSQL image for the container provider.
 	Image string
+	// MaxConnections is the max_connections of a server leaserace starts
+	// (0: PostgreSQL's default).
+	MaxConnections int
 }
 
 // ByName returns the provider a person asked for by name.
@@ -26,9 +29,9 @@ func ByName(name string, opts Options) (Provider, error) {
 			return nil, fmt.Errorf("a DSN was given, but the %s provider starts its own server: drop the DSN or choose dsn", name)
 		}
 		if name == "local" {
-			return LocalProvider{}, nil
+			return LocalProvider{MaxConnections: opts.MaxConnections}, nil
 		}
-		return ContainerProvider{Image: opts.Image}, nil
+		return ContainerProvider{Image: opts.Image, MaxConnections: opts.MaxConnections}, nil
 	case "dsn":
 		return DSNProvider{DSN: opts.DSN}, nil
 	}
@@ -59,7 +62,7 @@ func (a AutoProvider) Start(ctx context.Context, progress func(string)) (*Server
 	if dsnInEnvironment() {
 		chain = append(chain, DSNProvider{})
 	}
-	chain = append(chain, ContainerProvider{Image: a.Options.Image}, LocalProvider{})
+	chain = append(chain, ContainerProvider{Image: a.Options.Image, MaxConnections: a.Options.MaxConnections}, LocalProvider{MaxConnections: a.Options.MaxConnections})
 
 	say := func(line string) {
 		if progress != nil {

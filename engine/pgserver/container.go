@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -39,6 +40,9 @@ type ContainerProvider struct {
 	// carry, before Docker is asked for one, so that a caller which may be
 	// killed outright can have someone else remove it (RemoveStarted).
 	Made func(startID string)
+	// MaxConnections, when above PostgreSQL's default of 100, is the
+	// server's max_connections (a room of attendees may need more).
+	MaxConnections int
 }
 
 // Name is the provider's name on the command line.
@@ -98,7 +102,12 @@ func (p ContainerProvider) Start(ctx context.Context, progress func(string)) (*S
 	if p.Made != nil {
 		p.Made(startID)
 	}
+	cmd := []string{"postgres", "-c", "fsync=off"}
+	if p.MaxConnections > defaultMaxConnections {
+		cmd = append(cmd, "-c", "max_connections="+strconv.Itoa(p.MaxConnections))
+	}
 	opts := []testcontainers.ContainerCustomizer{
+		testcontainers.WithCmd(cmd...),
 		testcontainers.WithLabels(labels),
 		// testcontainers writes to stderr by default, which would tear
 		// through a terminal UI; progress lines say what matters.

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/leaserace/leaserace/engine/pgserver"
+	"github.com/leaserace/leaserace/engine/room"
+	"github.com/leaserace/leaserace/tui"
+	"github.com/spf13/cobra"
+)
+
+type presentFlags struct {
+	room     string
+	scenario string
+	knobs    knobFlags
+	dsn      string
+}
+
+func newPresentCmd(a *app) *cobra.Command {
+	var f presentFlags
+	cmd := &cobra.Command{
+		Use:   "present",
+		Short: "Lead a room of attendees served by leaserace serve",
+		Long: `Present opens the TUI as the presenter of a room: every step, knob toggle and
+scenario switch you make is where the attendees who follow you go (they press F
+to go on their own, and F again to rejoin). b shows the room board: who is
+connected, where each attendee is, the predictions tallied live and how many
+reached each goal. P pushes your scenario and knobs to everyone, even those on
+their own.
+
+The room lives in PostgreSQL, so present needs the room's server: the DSN that
+leaserace serve prints at start (or DATABASE_URL / the PG* variables).`,
+		Example: `  # In one terminal
+  leaserace serve --pg dsn --dsn postgres://me@localhost/ws
+  # In another
+  leaserace present --dsn postgres://me@localhost/ws`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.present(cmd.Context(), f)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&f.room, "room", "main", "the room to lead (serve's --room)")
+	fs.StringVar(&f.scenario, "scenario", "renewal-race", "the scenario to start with")
+	f.knobs.register(fs)
+	fs.StringVar(&f.dsn, "dsn", "", "the room's PostgreSQL (else DATABASE_URL or the PG* variables)")
+	return cmd
+}
+
+func (a *app) present(ctx context.Context, f presentFlags) error {
+	k, err := f.knobs.knobs()
+	if err != nil {
+		return err
+	}
+	if _, err := loadScenario(f.scenario); err != nil {
+		return err
+	}
+	if err := room.ValidRoom(f.room); err != nil {
+		return usageErr("--room %q: %v", f.room, err)
+	}
+	if !isTerminal(a.stdout) {
+		return usageErr("standard output is not a terminal, and the presenter's UI needs one")
+	}
+	a.addSecretsFromDSN(f.dsn)
+	srv, err := a.startServer(ctx, pgserver.DSNProvider{DSN: f.dsn})
+	if err != nil {
+		return err
+	}
+	defer a.closeServer(srv)
+	hostname, _ := os.Hostname()
+	store, err := room.Open(ctx, srv.DSN, f.room, fmt.Sprintf("present %s:%d", hostname, os.Getpid()), room.Options{})
+	if err != nil {
+		return fmt.Errorf("cannot open room %s: %w", f.room, err)
+	}
+	defer func() {
+		cctx, cancel := cleanupContext()
+		defer cancel()
+		if err := store.Close(cctx); err != nil {
+			a.warnf("could not leave room %s cleanly: %v", f.room, err)
+		}
+	}()
+	// The board goes to the program as a message; a newer one replaces
+	// one the program has not taken yet.
+	boards := make(chan tea.Msg, 1)
+	post := func() {
+		bctx, cancel := context.WithTimeout(ctx, roomReadTimeout)
+		defer cancel()
+		b, err := store.Board(bctx)
+		if err != nil {
+			return
+		}
+		select {
+		case <-boards:
+		default:
+		}
+		boards <- tui.BoardMsg(b)
+	}
+	stop := store.Subscribe(func(ev room.Event) {
+		if ev.Kind == room.BoardChanged || ev.Kind == room.Reconnected {
+			post()
+		}
+	})
+	defer stop()
+	post()
+	err = tui.Run(ctx, tui.Options{
+		Provider: pgserver.DSNProvider{DSN: srv.DSN}, Scenario: f.scenario, Knobs: k,
+		NoColor: a.noColor(), In: a.stdin, Out: a.stdout, Stderr: a.stderr,
+		Room: store, Presenter: true, Messages: boards,
+	})
+	if err != nil && !interrupted(ctx, err) {
+		return fmt.Errorf("the presenter's UI stopped: %w", err)
+	}
+	return err
+}
+
+// roomReadTimeout bounds one read of the room's board.
+const roomReadTimeout = 5 * time.Second

@@ -1,0 +1,236 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/engine/room"
+	"github.com/leaserace/leaserace/scenario"
+	"github.com/leaserace/leaserace/sshroom"
+	"github.com/leaserace/leaserace/tui"
+	"github.com/spf13/cobra"
+)
+
+type serveFlags struct {
+	listen       string
+	hostKeyDir   string
+	maxAttendees int
+	maxConns     int
+	idle         time.Duration
+	allowRemote  bool
+	open         bool
+	roomCode     string
+	room         string
+	scenario     string
+	knobs        knobFlags
+	pg           pgFlags
+}
+
+func newServeCmd(a *app) *cobra.Command {
+	var f serveFlags
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the race over SSH: every attendee drives a run of their own",
+		Long: `Serve starts PostgreSQL and an SSH server. Every attendee who connects with
+ssh -p PORT NAME@HOST gets leaserace in their own terminal, with a run of their
+own on this PostgreSQL, named NAME in pg_stat_activity. Attendees follow the
+presenter (leaserace present) until they press F to go on their own.
+
+The room's state (who is connected, where each attendee is, their predictions
+and goals) lives in PostgreSQL, in the room's schema, so two serve processes on
+one PostgreSQL (--pg dsn) form one room: put any number of them behind a TCP
+load balancer.
+
+The host key is made once in --host-key-dir and reused; its fingerprint is
+printed at start so attendees can check it. serve listens on loopback unless
+--allow-remote, and then asks for a room code at login unless --open says
+otherwise. Ctrl-C or SIGTERM tells every attendee, closes their sessions, drops
+their runs and stops what serve started.`,
+		Example: `  # A room on this machine, on a throwaway PostgreSQL
+  leaserace serve
+  ssh -p 2222 alice@127.0.0.1
+
+  # A workshop: other machines connect with the printed room code
+  leaserace serve --listen 0.0.0.0:2222 --allow-remote --max-attendees 60
+
+  # Two serve processes, one room, on a PostgreSQL of your own
+  leaserace serve --pg dsn --dsn postgres://me@db/ws --listen 127.0.0.1:2222
+  leaserace serve --pg dsn --dsn postgres://me@db/ws --listen 127.0.0.1:2223`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.serve(cmd.Context(), f)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&f.listen, "listen", sshroom.DefaultListen, "address to serve SSH on (host:port)")
+	fs.StringVar(&f.hostKeyDir, "host-key-dir", defaultHostKeyDir(a.getenv), "directory of the server's host key, made on first use and reused")
+	fs.IntVar(&f.maxAttendees, "max-attendees", 100, "most attendees at once; the next one is told the room is full")
+	fs.IntVar(&f.maxConns, "max-conns", 16, "PostgreSQL connections the attendees' runs share (the resource gets as many)")
+	fs.DurationVar(&f.idle, "idle-timeout", 30*time.Minute, "end an attendee's session after this long without a key")
+	fs.BoolVar(&f.allowRemote, "allow-remote", false, "allow a --listen address other machines can reach")
+	fs.BoolVar(&f.open, "open", false, "with --allow-remote, let anyone in without a room code")
+	fs.StringVar(&f.roomCode, "room-code", "", "the code attendees type at login (default: one is made and printed when needed)")
+	fs.StringVar(&f.room, "room", "main", "the room's name: serve processes with the same name on one PostgreSQL form one room")
+	fs.StringVar(&f.scenario, "scenario", "renewal-race", "the scenario attendees start with (the presenter's lead moves them)")
+	f.knobs.register(fs)
+	f.pg.register(fs, a.getenv)
+	return cmd
+}
+
+// defaultHostKeyDir is where the host key lives unless told otherwise: the
+// user's config directory, so the fingerprint stays the same between talks.
+func defaultHostKeyDir(getenv func(string) string) string {
+	if d := getenv("XDG_CONFIG_HOME"); d != "" {
+		return filepath.Join(d, "leaserace", "ssh")
+	}
+	if h := getenv("HOME"); h != "" {
+		return filepath.Join(h, ".config", "leaserace", "ssh")
+	}
+	return filepath.Join(os.TempDir(), "leaserace-ssh")
+}
+
+func (a *app) serve(ctx context.Context, f serveFlags) error {
+	k, err := f.knobs.knobs()
+	if err != nil {
+		return err
+	}
+	sc, err := loadScenario(f.scenario)
+	if err != nil {
+		return err
+	}
+	switch {
+	case f.maxConns < 2 || f.maxConns > 500:
+		return usageErr("--max-conns %d: want 2..500", f.maxConns)
+	case f.maxAttendees < 1:
+		return usageErr("--max-attendees %d: want at least 1", f.maxAttendees)
+	case f.open && !f.allowRemote:
+		return usageErr("--open only matters with --allow-remote: on loopback nobody else can connect")
+	}
+	if err := checkListen(f.listen, f.allowRemote); err != nil {
+		return err
+	}
+	// The attendees' pool, the resource's, the room's and a margin.
+	f.pg.maxConns = 2*f.maxConns + 20
+	srv, err := a.startPG(ctx, &f.pg)
+	if err != nil {
+		return err
+	}
+	defer a.closeServer(srv)
+
+	host, err := engine.OpenHost(ctx, engine.HostConfig{DSN: srv.DSN, MaxConns: int32(f.maxConns)})
+	if err != nil {
+		return fmt.Errorf("cannot set up the attendees' connections: %w", err)
+	}
+	defer func() {
+		cctx, cancel := cleanupContext()
+		defer cancel()
+		if err := host.Close(cctx); err != nil {
+			a.warnf("could not close the attendees' connections cleanly: %v", err)
+		}
+	}()
+	hostname, _ := os.Hostname()
+	server := fmt.Sprintf("%s:%d", hostname, os.Getpid())
+	store, err := room.Open(ctx, srv.DSN, f.room, server, room.Options{OnError: func(err error) { a.warnf("room %s: %v", f.room, err) }})
+	if err != nil {
+		return fmt.Errorf("cannot open room %s: %w", f.room, err)
+	}
+	defer func() {
+		cctx, cancel := cleanupContext()
+		defer cancel()
+		if err := store.Close(cctx); err != nil {
+			a.warnf("could not leave room %s cleanly: %v", f.room, err)
+		}
+	}()
+
+	app := func(sctx context.Context, s sshroom.Session) (tea.Model, func(), error) {
+		return a.attendee(sctx, s, host, store, sc, k)
+	}
+	ssh, err := sshroom.New(sshroom.Config{
+		Listen: f.listen, HostKeyDir: f.hostKeyDir, MaxAttendees: f.maxAttendees,
+		IdleTimeout: f.idle, AllowRemote: f.allowRemote, Open: f.open, RoomCode: f.roomCode,
+		MinWidth: tui.MinWidth, MinHeight: tui.MinHeight,
+	}, app)
+	if err != nil {
+		if errors.Is(err, sshroom.ErrRemoteNotAllowed) {
+			return usageErr("%v", err)
+		}
+		return fmt.Errorf("cannot start the SSH server: %w", err)
+	}
+	stopSub := store.Subscribe(func(ev room.Event) {
+		if ev.Kind == room.LeadChanged && ev.Lead != nil {
+			ssh.Broadcast(tui.LeadMsg(*ev.Lead))
+		}
+	})
+	defer stopSub()
+
+	addrHost, port, _ := net.SplitHostPort(ssh.Addr().String())
+	a.infof("room %s: attendees connect with ssh -p %s NAME@%s", f.room, port, addrHost)
+	a.infof("host key fingerprint %s", ssh.Fingerprint())
+	if code := ssh.RoomCode(); code != "" {
+		a.infof("room code: %s", code)
+	}
+	a.infof("presenter: leaserace present --room %s --pg dsn --dsn %q", f.room, srv.Redacted())
+	// The address alone on standard output, for scripts and tests.
+	if _, err := fmt.Fprintln(a.stdout, ssh.Addr().String()); err != nil {
+		return fmt.Errorf("cannot write the address: %w", err)
+	}
+	err = ssh.Serve(ctx)
+	a.infof("closing the room: every attendee is told, and their runs are dropped")
+	sctx, cancel := context.WithTimeout(context.Background(), sshroom.DefaultShutdownTimeout)
+	defer cancel()
+	if serr := ssh.Shutdown(sctx); serr != nil && !errors.Is(serr, sshroom.ErrServerClosed) {
+		a.warnf("the SSH server did not close cleanly: %v", serr)
+	}
+	if err != nil && ctx.Err() == nil {
+		return fmt.Errorf("the SSH server stopped: %w", err)
+	}
+	return nil
+}
+
+// attendee builds one attendee's TUI: a seat in the room and a run of
+// their own on the shared host, following the presenter.
+func (a *app) attendee(ctx context.Context, s sshroom.Session, host *engine.Host, store *room.Store, sc *scenario.Scenario, k scenario.Knobs) (tea.Model, func(), error) {
+	seat, err := store.Join(ctx, s.User)
+	if err != nil {
+		return nil, nil, fmt.Errorf("cannot take a seat in the room: %w", err)
+	}
+	leave := func() {
+		cctx, cancel := cleanupContext()
+		defer cancel()
+		_ = store.Leave(cctx, seat.ID)
+	}
+	run, err := engine.Open(ctx, engine.Config{Scenario: sc, Knobs: k, Host: host, Who: s.User, Provider: "room"})
+	if err != nil {
+		leave()
+		return nil, nil, fmt.Errorf("cannot open a run for %s: %w", s.User, err)
+	}
+	m, err := tui.NewModel(context.WithoutCancel(ctx), tui.Config{
+		Run: run, Host: host, Who: s.User, Room: store, Seat: seat, Follow: true,
+		Renderer: s.Renderer, Remote: true, Provider: "room",
+	})
+	if err != nil {
+		cctx, cancel := cleanupContext()
+		defer cancel()
+		_ = run.Close(cctx)
+		leave()
+		return nil, nil, err
+	}
+	if l, err := store.Lead(ctx); err == nil && l != nil {
+		// Join the presenter where they are now.
+		s.Send(tui.LeadMsg(*l))
+	}
+	cleanup := func() {
+		cctx, cancel := cleanupContext()
+		defer cancel()
+		_ = m.Close(cctx)
+		leave()
+	}
+	return m, cleanup, nil
+}
