@@ -56,8 +56,8 @@ type Options struct {
 	Room      Room
 	Presenter bool
 	Messages  <-chan tea.Msg
-	In    io.Reader // nil = stdin
-	Out   io.Writer // nil = stdout
+	In        io.Reader // nil = stdin
+	Out       io.Writer // nil = stdout
 	// Stderr gets a psql command line for the run on screen each time a
 	// live run opens (at start, after a scenario switch); nil = stderr.
 	Stderr io.Writer
