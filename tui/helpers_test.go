@@ -47,7 +47,9 @@ func openModel(t testing.TB, name string, k scenario.Knobs, w, h int) Model {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return openScenarioModel(t, sc, k, w, h, nil)
+	// Stepping tests step through pivotal steps: questions are off here,
+	// and on in the tests of questions (openScenarioModel).
+	return openScenarioModel(t, sc, k, w, h, func(c *Config) { c.NoAsk = true })
 }
 
 // openScenarioModel opens sc live and wraps it in a model sized w×h;

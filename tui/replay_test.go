@@ -26,7 +26,7 @@ import (
 func replayModel(t testing.TB, rp *engine.Run, offline string, w, h int) Model {
 	t.Helper()
 	m, err := NewModel(context.Background(), Config{
-		Run: rp, ExportDir: t.TempDir(), Renderer: asciiRenderer(), Now: fixedNow, Offline: offline,
+		Run: rp, ExportDir: t.TempDir(), Renderer: asciiRenderer(), Now: fixedNow, Offline: offline, NoAsk: true,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 type replayFlags struct {
 	at        int64
 	exportDir string
+	noAsk     bool
 	format    string
 }
 
@@ -70,6 +71,7 @@ when no PostgreSQL server can start.`,
 	fs := cmd.Flags()
 	fs.Int64Var(&f.at, "at", 0, "open positioned at logical time T, every recorded step up to T shown")
 	fs.StringVar(&f.exportDir, "export-dir", "", "where e writes exported transcripts (default the current directory)")
+	fs.BoolVar(&f.noAsk, "no-ask", false, "skip the predict-then-reveal questions at the scenarios' pivotal steps")
 	fs.StringVar(&f.format, "format", "", "write the file in this format to standard output instead of opening the UI: "+strings.Join(tui.TranscriptFormats(), ", "))
 	return cmd
 }
@@ -96,7 +98,7 @@ func (a *app) replay(ctx context.Context, cmd *cobra.Command, file string, f rep
 	if err != nil {
 		return withCode(exitUsage, fmt.Errorf("%s: %w", file, err))
 	}
-	o := tui.Options{Replay: rp, ExportDir: f.exportDir, NoColor: a.noColor(), In: a.stdin, Out: a.stdout}
+	o := tui.Options{Replay: rp, ExportDir: f.exportDir, NoColor: a.noColor(), In: a.stdin, Out: a.stdout, NoAsk: f.noAsk}
 	if cmd.Flags().Changed("at") {
 		if f.at < rp.Start() || f.at > rp.End() {
 			return usageErr("--at %d is outside the recording's timeline, %d–%d", f.at, rp.Start(), rp.End())

@@ -176,7 +176,7 @@ func (a *app) serve(ctx context.Context, f serveFlags) error {
 	if code := ssh.RoomCode(); code != "" {
 		a.infof("room code: %s", code)
 	}
-	a.infof("presenter: leaserace present --room %s --pg dsn --dsn %q", f.room, srv.Redacted())
+	a.infof("presenter: leaserace present --room %s --dsn %q", f.room, srv.Redacted())
 	// The address alone on standard output, for scripts and tests.
 	if _, err := fmt.Fprintln(a.stdout, ssh.Addr().String()); err != nil {
 		return fmt.Errorf("cannot write the address: %w", err)
