@@ -14,6 +14,7 @@ import (
 	"github.com/leaserace/leaserace/engine/batch"
 	"github.com/leaserace/leaserace/scenario"
 	"github.com/leaserace/leaserace/tui/keys"
+	"github.com/leaserace/leaserace/tui/styles"
 )
 
 // needsLive is what x says when there is no server to sweep on.
@@ -308,6 +309,8 @@ func (m screen) exploreLines(w int) []string {
 	switch c.Verdict {
 	case scenario.VerdictConflict:
 		say = fmt.Sprintf("✗ conflict, %d effects: an older epoch's write was accepted after a newer one's", c.Effects)
+	case scenario.VerdictBlocked:
+		say = fmt.Sprintf("⊘ blocked, %d effects: a valid write was refused", c.Effects)
 	case "":
 	default:
 		say = fmt.Sprintf("✓ %s, %d effects", c.Verdict, c.Effects)
@@ -318,7 +321,8 @@ func (m screen) exploreLines(w int) []string {
 	}
 	out = append(out, wrap(detail, w, "", "  ")...)
 	legend := []span{
-		styled(&st.Good, "✓n"), plain(" safe, "), styled(&st.Warn, "✗n"), plain(" conflict, n effects accepted · "),
+		styled(&st.Good, "✓n"), plain(" safe, "), styled(&st.Warn, "✗n"), plain(" conflict, "),
+		styled(&st.Alarm, "⊘n"), plain(" blocked (a valid write refused), n effects accepted · "),
 		plain("▶ ▼ < > the run on screen · [ ] cursor"),
 	}
 	if g.took > 0 {
@@ -331,15 +335,7 @@ func (m screen) exploreLines(w int) []string {
 // brackets for the run on screen, so both show without colour.
 func (m screen) exploreCell(g *exploreGrid, i, j int, current bool) string {
 	st := m.st
-	c := g.cells[i][j]
-	body, ink := "?", &st.Faint
-	switch c.Verdict {
-	case "":
-	case scenario.VerdictConflict:
-		body, ink = "✗"+strconv.Itoa(c.Effects), &st.Warn
-	default:
-		body, ink = "✓"+strconv.Itoa(c.Effects), &st.Good
-	}
+	body, ink := verdictCell(st, g.cells[i][j])
 	body = fmt.Sprintf("%-*s", g.effW+1, body)
 	open, shut := " ", " "
 	switch {
@@ -352,4 +348,29 @@ func (m screen) exploreCell(g *exploreGrid, i, j int, current bool) string {
 		return st.Cursor.Render(open) + ink.Render(body) + st.Cursor.Render(shut)
 	}
 	return " " + ink.Render(body) + " "
+}
+
+// verdictCell is one explore cell as both maps draw it: the verdict's
+// glyph and the effects accepted, ✓ safe, ✗ conflict, ⊘ blocked (a valid
+// write refused), ? not run, so it reads without colour.
+func verdictCell(st *styles.Styles, c batch.ExploreCell) (string, *styles.Ink) {
+	n := strconv.Itoa(c.Effects)
+	switch c.Verdict {
+	case "":
+		return "?", &st.Faint
+	case scenario.VerdictConflict:
+		return "✗" + n, &st.Warn
+	case scenario.VerdictBlocked:
+		return "⊘" + n, &st.Alarm
+	}
+	return "✓" + n, &st.Good
+}
+
+// mapLegend says what the cells mean, a line per verdict.
+func mapLegend(st *styles.Styles) [][]span {
+	return [][]span{
+		{styled(&st.Good, "✓n"), plain("  safe: n effects accepted, none stale, no valid write refused")},
+		{styled(&st.Warn, "✗n"), plain("  conflict: n effects accepted, a stale write among them")},
+		{styled(&st.Alarm, "⊘n"), plain("  blocked: n accepted, a valid write refused (strict fencing)")},
+	}
 }

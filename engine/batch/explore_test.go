@@ -226,3 +226,38 @@ func TestEveryBuiltinHasAValidDefaultSweep(t *testing.T) {
 		}
 	}
 }
+
+// The map judges by the one rule: strict fencing blocks A while A still
+// holds a valid lease, blind/off conflicts once B took over, and
+// compare-and-renew with monotonic fencing is safe everywhere.
+func TestExploreVerdictsByTheContract(t *testing.T) {
+	sc, err := scenario.Builtin("renewal-race")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := batch.Explore(enginetest.Ctx(t), pgtest.DSN(t), sc, []batch.Vary{{Name: "arrival", From: 1060, To: 1135}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := func(k scenario.Knobs, arrival int64) string {
+		for _, c := range res.Cells {
+			if c.Renewal == k.Renewal && c.Fencing == k.Fencing && c.Values["arrival"] == arrival {
+				return c.Verdict
+			}
+		}
+		t.Fatalf("no cell %s at %d", k, arrival)
+		return ""
+	}
+	blindStrict := enginetest.Knobs(scenario.RenewalBlind, scenario.FencingStrict)
+	if v := at(blindStrict, 1065); v != scenario.VerdictBlocked {
+		t.Errorf("blind/strict at 1065: %s, want blocked", v)
+	}
+	if v := at(enginetest.Knobs(scenario.RenewalBlind, scenario.FencingOff), 1075); v != scenario.VerdictConflict {
+		t.Errorf("blind/off at 1075: %s, want conflict", v)
+	}
+	for _, c := range res.Cells {
+		if c.Renewal == scenario.RenewalCompare && c.Fencing == scenario.FencingMonotonic && c.Verdict != scenario.VerdictSafe {
+			t.Errorf("compare/monotonic at %d: %s", c.Values["arrival"], c.Verdict)
+		}
+	}
+}
