@@ -83,7 +83,12 @@ func openScenarioModel(t testing.TB, sc *scenario.Scenario, k scenario.Knobs, w,
 	m.every = func(_ time.Duration, f func(time.Time) tea.Msg) tea.Cmd {
 		return func() tea.Msg { return f(time.Time{}) }
 	}
-	return send(t, m, tea.WindowSizeMsg{Width: w, Height: h})
+	m = send(t, m, tea.WindowSizeMsg{Width: w, Height: h})
+	// What a program would run first (Init): a search for the goal panel.
+	for _, msg := range runCmd(m.Init()) {
+		m = send(t, m, msg)
+	}
+	return m
 }
 
 // keyMsg builds the message a terminal sends for a key as bubbles/key names it.

@@ -69,6 +69,10 @@ type Config struct {
 	Follow    bool
 	// Play opens in play mode; NoAsk skips the questions.
 	Play, NoAsk bool
+	// Orders searches every schedule for the goal panel's par; nil means
+	// one of the model's own, on DSN (none for a Remote TUI, which would
+	// start searches for every attendee: a room shares one).
+	Orders *engine.Orders
 	// Remote marks a TUI served to someone else's terminal (over SSH):
 	// nothing is written to this machine's disk (no export), no psql line
 	// and no explore map, which would start runs of its own.
@@ -107,6 +111,9 @@ type screen struct {
 	tally transcript.AskTally
 	// room is the TUI's part in a workshop room; nil outside one.
 	room *roomState
+	// search is the exhaustive search of the schedules under the knobs on
+	// show, for the goal panel: nil until one is asked for.
+	search *searchState
 	// remote is set for a TUI served over SSH.
 	remote bool
 	// cast is set for frames rendered into an asciicast: no key help, as
@@ -175,10 +182,12 @@ func NewModel(ctx context.Context, cfg Config) (Model, error) {
 	if !m.s.adopt(cfg.Run) {
 		return Model{}, errors.New("the session is already closed")
 	}
-	m.s.host, m.s.who = cfg.Host, cfg.Who
+	m.s.host, m.s.who, m.s.orders = cfg.Host, cfg.Who, cfg.Orders
 	m.run, m.snap, m.phase = cfg.Run, takeSnapshot(cfg.Run), phaseReady
 	m.noAsk, m.remote = cfg.NoAsk, cfg.Remote
 	m.play.on = cfg.Play && m.snap.live
+	// A search started now reports once the program runs (Init).
+	m, m.startup = m.searchGoals()
 	if !cfg.Remote {
 		m.psql = psqlOf(cfg.Run, m.s.provider)
 	}
@@ -256,7 +265,7 @@ func (m Model) Init() tea.Cmd {
 	if m.phase == phaseBoot {
 		return tea.Batch(m.boot.spin.Tick, m.startup, m.boot.listen)
 	}
-	return m.initRoom()
+	return tea.Batch(m.initRoom(), m.startup)
 }
 
 // playTickMsg is one beat of play; gen drops beats of an earlier play.
@@ -308,6 +317,8 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.room = &r
 		}
 		return m, nil
+	case searchDoneMsg:
+		return m.onSearchDone(msg), nil
 	case roomErrMsg:
 		m.status = []span{styled(&m.st.Warn, "⚠ the room did not take the last report: "), plain(msg.err.Error())}
 		return m, nil
@@ -326,7 +337,8 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if m.startPlay && m.snap.live {
 			m.play.on = true
 		}
-		return m, tea.Batch(m.psqlNote(), m.initRoom())
+		m, search := m.searchGoals()
+		return m, tea.Batch(m.psqlNote(), m.initRoom(), search)
 	}
 	if m.phase == phaseBoot {
 		var cmd tea.Cmd
@@ -581,6 +593,9 @@ func (m Model) done(d doneMsg) (tea.Model, tea.Cmd) {
 	case opJump:
 		m.status = []span{styled(&m.st.Changed, strings.Join(d.change.Lines, " · ")), plain(fmt.Sprintf(" · replayed to t=%d", m.snap.view.Now))}
 	}
+	var search tea.Cmd
+	m, search = m.searchGoals()
+	roomCmds = append(roomCmds, search)
 	if len(m.queue) > 0 {
 		next := m.queue[0]
 		m.queue = m.queue[1:]

@@ -26,9 +26,9 @@ func (m Model) togglePlayMode() (tea.Model, tea.Cmd) {
 	m.play.at = 0
 	if m.play.on {
 		m.status = []span{plain("Play mode: ↑/↓ choose a move, enter or 1–9 plays it, ← steps back to choose differently, p leaves.")}
-	} else {
-		m.status = []span{plain("Play mode off: → steps through the log as it stands.")}
+		return m.searchGoals()
 	}
+	m.status = []span{plain("Play mode off: → steps through the log as it stands.")}
 	return m, nil
 }
 
@@ -175,12 +175,28 @@ func (m screen) goalLines(w int) []string {
 	out = append(out, wrap([]span{styled(&st.Title, "Goals"), plain(" under " + m.snap.view.Knobs.String())}, w, "", "  ")...)
 	for _, g := range m.snap.goals {
 		var p []span
-		if g.Reached {
-			p = append(p, styled(&st.Good, "✓ "), plain(g.Goal.Text), styled(&st.Good, fmt.Sprintf(" — reached in %d moves", g.Moves)))
-		} else {
+		reach, res, searched := m.goalReach(g.Goal.ID)
+		par := ""
+		if searched && reach.Reachable() {
+			par = fmt.Sprintf(" (par %d)", reach.Par)
+		}
+		switch {
+		case g.Reached:
+			p = append(p, styled(&st.Good, "✓ "), plain(g.Goal.Text), styled(&st.Good, fmt.Sprintf(" — reached in %d moves%s", g.Moves, par)))
+		case searched && !reach.Reachable():
+			p = append(p, styled(&st.Faint, "✗ "), plain(g.Goal.Text), styled(&st.Faint, fmt.Sprintf(" — impossible under %s + %s: 0 of %s runs", m.snap.view.Knobs.Renewal.Describe(), m.snap.view.Knobs.Fencing, res.Runs)))
+		case searched:
+			p = append(p, styled(&st.Faint, "· "), plain(g.Goal.Text), styled(&st.Faint, fmt.Sprintf(" — par %d; %s of %s runs reach it", reach.Par, reach.Runs, res.Runs)))
+		default:
 			p = append(p, styled(&st.Faint, "· "), plain(g.Goal.Text), styled(&st.Faint, " — not reached yet"))
 		}
 		out = append(out, wrap(p, w, "", "  ")...)
+	}
+	switch {
+	case m.search != nil && m.search.running:
+		out = append(out, wrap([]span{styled(&st.Faint, "  exploring every schedule on the server for par…")}, w, "", "  ")...)
+	case m.search != nil && m.search.err != nil:
+		out = append(out, wrap([]span{styled(&st.Warn, "  par unknown: "), plain(m.search.err.Error())}, w, "", "  ")...)
 	}
 	return out
 }
@@ -242,4 +258,80 @@ func (m screen) tallyWords() string {
 		return ""
 	}
 	return fmt.Sprintf("Predictions: %d of %d right.", m.tally.Right, m.tally.Asked)
+}
+
+// searchState is the exhaustive search of the schedules the goal panel
+// quotes: for which scenario and knobs, and what it found.
+type searchState struct {
+	key     string
+	running bool
+	res     *engine.OrdersResult
+	err     error
+}
+
+// searchDoneMsg carries a finished search back to the model.
+type searchDoneMsg struct {
+	key string
+	res engine.OrdersResult
+	err error
+}
+
+// searchKey names what a search covers: the scenario with its times and
+// the knobs.
+func searchKey(sc *scenario.Scenario, k scenario.Knobs) string {
+	return fmt.Sprintf("%s %v %s", sc.Name, sc.Times, k)
+}
+
+// searchGoals starts the search of every schedule under the knobs on
+// show, once per scenario and knobs, when play mode shows the goal panel.
+func (m Model) searchGoals() (Model, tea.Cmd) {
+	if !m.play.on || !m.snap.live || m.remote && m.s.orders == nil || m.snap.sc == nil {
+		return m, nil
+	}
+	sc, k := m.snap.sc, m.snap.view.Knobs
+	key := searchKey(sc, k)
+	if m.search != nil && m.search.key == key {
+		return m, nil
+	}
+	o := m.s.ordersFor()
+	if o == nil {
+		return m, nil
+	}
+	m.search = &searchState{key: key, running: true}
+	s := m.s
+	return m, func() tea.Msg {
+		if !s.begin() {
+			return nil
+		}
+		defer s.end()
+		res, err := o.Search(s.ctx, sc, k, nil)
+		return searchDoneMsg{key: key, res: res, err: err}
+	}
+}
+
+// onSearchDone keeps a search's result if it is still the one on show.
+func (m Model) onSearchDone(d searchDoneMsg) Model {
+	if m.search == nil || m.search.key != d.key {
+		return m
+	}
+	ss := &searchState{key: d.key, err: d.err}
+	if d.err == nil {
+		res := d.res
+		ss.res = &res
+	}
+	m.search = ss
+	return m
+}
+
+// goalReach is what the search found for goal id, if it has finished.
+func (m screen) goalReach(id string) (engine.GoalReach, *engine.OrdersResult, bool) {
+	if m.search == nil || m.search.res == nil {
+		return engine.GoalReach{}, nil, false
+	}
+	for _, g := range m.search.res.Goals {
+		if g.Goal.ID == id {
+			return g, m.search.res, true
+		}
+	}
+	return engine.GoalReach{}, nil, false
 }

@@ -228,3 +228,19 @@ func TestGoldenPlayScreens(t *testing.T) {
 		})
 	}
 }
+
+// The goal panel quotes the search of every schedule: par where a goal
+// can be reached, and that it cannot under the repair.
+func TestGoalPanelQuotesTheSearch(t *testing.T) {
+	m := openModel(t, "renewal-race", compareMonotonic(), 120, 40)
+	m = press(t, m, "p")
+	v := strings.Join(strings.Fields(m.View()), " ")
+	if !strings.Contains(v, "The resource accepts a stale write — impossible under compare-and-renew + monotonic: 0 of ") {
+		t.Fatalf("the panel does not say the stale write is impossible:\n%s", m.View())
+	}
+	m = openModel(t, "renewal-race", blindOff(), 120, 40)
+	m = press(t, m, "p")
+	if v := strings.Join(strings.Fields(m.View()), " "); !strings.Contains(v, "The resource accepts a stale write — par 6;") {
+		t.Fatalf("no par for the stale write under blind/off:\n%s", m.View())
+	}
+}

@@ -31,6 +31,21 @@ type session struct {
 	// and resource, named for the attendee.
 	host *engine.Host
 	who  string
+	// orders searches schedules for the goal panel; ownOrders is set when
+	// the session made it (and closes it).
+	orders    *engine.Orders
+	ownOrders bool
+}
+
+// ordersFor is the session's schedule search, made on first use.
+func (s *session) ordersFor() *engine.Orders {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.orders == nil && !s.closed && (s.dsn != "" || s.host != nil) {
+		s.orders = engine.NewOrders(engine.OrdersConfig{Host: s.host, DSN: s.dsn, Lanes: 1})
+		s.ownOrders = true
+	}
+	return s.orders
 }
 
 func newSession(ctx context.Context) *session {
@@ -106,12 +121,21 @@ func (s *session) Close(ctx context.Context) error {
 	s.mu.Lock()
 	runs, srv := s.runs, s.server
 	s.runs, s.server = nil, nil
+	orders := s.orders
+	if !s.ownOrders {
+		orders = nil
+	}
 	s.mu.Unlock()
 
 	var errs []error
 	for _, r := range runs {
 		if err := r.Close(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("could not clean up a run on the server: %w", err))
+		}
+	}
+	if orders != nil {
+		if err := orders.Close(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("could not stop the schedule search: %w", err))
 		}
 	}
 	if srv != nil {
