@@ -72,7 +72,7 @@ func OpenHost(ctx context.Context, cfg HostConfig) (_ *Host, err error) {
 	}
 	defer func() {
 		if err != nil {
-			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), CloseTimeout)
 			defer cancel()
 			_ = h.Close(cctx)
 		}

@@ -276,7 +276,7 @@ func (o *Orders) searchOn(ctx context.Context, sc *scenario.Scenario, fp string,
 			var ln *lane
 			defer func() {
 				if ln != nil {
-					cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+					cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), CloseTimeout)
 					defer cancel()
 					err = errors.Join(err, ln.run.Close(cctx))
 				}

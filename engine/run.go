@@ -95,7 +95,7 @@ func Open(ctx context.Context, cfg Config) (_ *Run, err error) {
 	}
 	defer func() {
 		if err != nil {
-			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), CloseTimeout)
 			defer cancel()
 			_ = r.Close(cctx)
 		}
@@ -479,3 +479,8 @@ func (r *Run) Live() bool {
 	_, ok := r.be.(*live)
 	return ok
 }
+
+// CloseTimeout bounds cleaning up after a run, a host or a search: long
+// enough for a busy server to drop schemas, short enough that a dead one
+// cannot hang the way out.
+const CloseTimeout = 30 * time.Second

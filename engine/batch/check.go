@@ -3,8 +3,8 @@ package batch
 import (
 	"context"
 	"fmt"
-	"time"
 
+	"github.com/leaserace/leaserace/engine"
 	"github.com/leaserace/leaserace/engine/resource"
 	"github.com/leaserace/leaserace/engine/transcript"
 
@@ -124,7 +124,7 @@ func RunCase(ctx context.Context, dsn string, fixtures []scenario.Fixture) (Case
 		return rep, fmt.Errorf("cannot start the resource: %w", err)
 	}
 	defer func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), engine.CloseTimeout)
 		defer cancel()
 		_ = res.Close(cctx)
 	}()

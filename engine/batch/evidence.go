@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/leaserace/leaserace/engine"
 	"github.com/leaserace/leaserace/engine/transcript"
@@ -163,7 +162,7 @@ func RecordScenarios(ctx context.Context, cfg EvidenceConfig, scs []*scenario.Sc
 		return nil, err
 	}
 	defer func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), engine.CloseTimeout)
 		defer cancel()
 		if cerr := host.Close(cctx); cerr != nil && err == nil {
 			err = cerr
@@ -200,7 +199,7 @@ func record(ctx context.Context, cfg EvidenceConfig, host *engine.Host, sc *scen
 		return nil, fmt.Errorf("cannot start the runs of %s: %w", sc.Name, err)
 	}
 	defer func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), engine.CloseTimeout)
 		defer cancel()
 		_ = run.Close(cctx)
 	}()

@@ -111,7 +111,7 @@ func Explore(ctx context.Context, dsn string, sc *scenario.Scenario, vary []Vary
 				return err
 			}
 			defer func() {
-				cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+				cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), engine.CloseTimeout)
 				defer cancel()
 				_ = run.Close(cctx)
 			}()

@@ -8,7 +8,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/leaserace/leaserace/engine"
@@ -102,7 +101,7 @@ func Verify(ctx context.Context, dsn string, t transcript.Transcript) (VerifyRes
 		return res, fmt.Errorf("cannot start the live run of %s (%s): %w", t.Scenario, t.Knobs, err)
 	}
 	defer func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), engine.CloseTimeout)
 		defer cancel()
 		_ = run.Close(cctx)
 	}()
