@@ -117,7 +117,7 @@ func (a *app) writeTranscriptDir(ctx context.Context, dir string, tr transcript.
 		return err
 	}
 	for _, f := range files {
-		a.infof("transcript (%s, %d effects, %s) written to %s", tr.Knobs, tr.Outcome.Effects, tr.Outcome.Verdict, filepath.Join(dir, f.Name))
+		a.infof("transcript (%s, %s, %s) written to %s", tr.Knobs, effectsNoun(tr.Outcome.Effects), tr.Outcome.Verdict, filepath.Join(dir, f.Name))
 	}
 	return nil
 }

@@ -180,7 +180,7 @@ func (a *app) run(ctx context.Context, cmd *cobra.Command, f runFlags) error {
 	if err := writeFileAtomic(ctx, f.out, data); err != nil {
 		return err
 	}
-	a.infof("transcript (%s, %s, %d effects, %s) written to %s", format, k, tr.Outcome.Effects, tr.Outcome.Verdict, f.out)
+	a.infof("transcript (%s, %s, %s, %s) written to %s", format, k, effectsNoun(tr.Outcome.Effects), tr.Outcome.Verdict, f.out)
 	return nil
 }
 
@@ -264,4 +264,12 @@ func noArgs(cmd *cobra.Command, args []string) error {
 		return usageErr("unknown command %q; see %s --help", args[0], cmd.CommandPath())
 	}
 	return usageErr("%s takes no arguments, got %q; see %s --help", cmd.CommandPath(), args[0], cmd.CommandPath())
+}
+
+// effectsNoun is "1 effect" or "n effects".
+func effectsNoun(n int) string {
+	if n == 1 {
+		return "1 effect"
+	}
+	return fmt.Sprintf("%d effects", n)
 }
