@@ -63,6 +63,10 @@ func (w *world) options(free bool) []Option {
 		add(scenario.Move{T: now, Actor: m.From, Action: scenario.ActionDrop, Msg: m.ID},
 			fmt.Sprintf("drop %s — the network loses %s sent at %d", m.ID, messageWords(m), m.Sent))
 	}
+	// The clock next: always there, so the menu keeps it near the top.
+	for _, t := range w.clockStops(free) {
+		add(scenario.Move{T: t, Actor: scenario.ClockActor, Action: scenario.ActionAdvance}, w.clockWords(t))
+	}
 	// The scenario's own events not played yet, at the current time.
 	for i, ev := range w.sc.Events {
 		if w.played[i] || ev.Action == scenario.ActionExpire {
@@ -102,9 +106,6 @@ func (w *world) options(free bool) []Option {
 				add(mv, w.moveWords(mv, -1))
 			}
 		}
-	}
-	for _, t := range w.clockStops(free) {
-		add(scenario.Move{T: t, Actor: scenario.ClockActor, Action: scenario.ActionAdvance}, w.clockWords(t))
 	}
 	return out
 }

@@ -32,6 +32,10 @@ func moments() []moment {
 		{"busy-holder-second-write-strict", "busy-holder", knobs(scenario.RenewalBlind, scenario.FencingStrict), right5, "event 5/7"},
 		{"revoked-writer-old-write", "revoked-writer", knobs(scenario.RenewalBlind, scenario.FencingOff), []string{"right", "right"}, "event 2/5"},
 		{"revoked-writer-old-write-monotonic", "revoked-writer", knobs(scenario.RenewalBlind, scenario.FencingMonotonic), []string{"right", "right"}, "event 2/5"},
+		// Kleppmann's paused client writes on its old check: only fencing
+		// at the resource can refuse it.
+		{"paused-holder-stale-write", "paused-holder", knobs(scenario.RenewalCompare, scenario.FencingOff), append(right5, "right"), "event 6/6"},
+		{"paused-holder-stale-write-monotonic", "paused-holder", knobs(scenario.RenewalCompare, scenario.FencingMonotonic), append(right5, "right"), "event 6/6"},
 	}
 }
 

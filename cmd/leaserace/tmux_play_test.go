@@ -1,0 +1,114 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/leaserace/leaserace/engine/pgtest"
+	"github.com/leaserace/leaserace/scenario"
+)
+
+// menuNumber is the number the play menu on screen gives the move whose
+// words start with words.
+func menuNumber(t *testing.T, s *tmuxSession, words string) string {
+	t.Helper()
+	re := regexp.MustCompile(`(?m)^[ ▶]+([1-9]) ` + regexp.QuoteMeta(words))
+	for end := time.Now().Add(20 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		if m := re.FindStringSubmatch(s.screen()); m != nil {
+			return m[1]
+		}
+	}
+	t.Fatalf("the menu offers no %q; screen:\n%s", words, s.screen())
+	return ""
+}
+
+// A learner schedules the race in a real terminal: play mode under
+// blind/off, moves chosen from the menu until the stale-write goal is
+// reached. The export holds the moves and the conflict; the same moves
+// under compare/monotonic reach no conflict.
+func TestTmuxPlayModeReachesTheGoal(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	dir := t.TempDir()
+	s, status := tmuxStart(t, 120, 48, built.path, "--scenario", "renewal-race", "--renewal", "blind", "--fencing", "off",
+		"--play", "--no-ask", "--pg", "dsn", "--dsn", dsn, "--export-dir", dir)
+	s.waitScreen("Your move", time.Minute)
+	for _, words := range []string{
+		"A sends heartbeat hb1",
+		"advance the clock to 1060",
+		"advance the clock to 1070",
+		"B tries to acquire the lease now",
+		"B writes its effect",
+		"advance the clock to 1075",
+		"deliver hb1",
+		"A writes its effect",
+	} {
+		n := menuNumber(t, s, words)
+		before := s.screen()
+		s.keys(n)
+		for end := time.Now().Add(20 * time.Second); time.Now().Before(end) && s.screen() == before; time.Sleep(50 * time.Millisecond) {
+		}
+	}
+	scr := s.waitFlat("The resource accepts a stale write — reached in 8 moves", 30*time.Second)
+	if !strings.Contains(flat(scr), "2 effects / CONFLICT") {
+		t.Errorf("no conflict on screen:\n%s", scr)
+	}
+	s.keys("e")
+	var exported string
+	for end := time.Now().Add(30 * time.Second); time.Now().Before(end) && exported == ""; time.Sleep(100 * time.Millisecond) {
+		if m, _ := filepath.Glob(filepath.Join(dir, "leaserace-renewal-race-*.json")); len(m) > 0 {
+			exported = m[0]
+		}
+	}
+	if exported == "" {
+		t.Fatalf("e exported nothing; screen:\n%s", s.screen())
+	}
+	s.keys("q")
+	if code := exitStatus(t, s, status); code != "0" {
+		t.Fatalf("exit status %q", code)
+	}
+	tr := readExported(t, exported)
+	if tr.Outcome.Verdict != scenario.VerdictConflict || len(tr.Steps) != 8 || !strings.HasPrefix(tr.Moves, "A:send hb1@1055,clock:advance@1060") {
+		t.Fatalf("exported %d steps, verdict %s, moves %q", len(tr.Steps), tr.Outcome.Verdict, tr.Moves)
+	}
+	// The same schedule under the repair: no conflict.
+	moves := filepath.Join(dir, "moves.txt")
+	if err := os.WriteFile(moves, []byte(tr.Moves+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := leaseraceEnv(t, nil, "run", "--scenario", "renewal-race", "--renewal", "compare", "--fencing", "monotonic",
+		"--moves-file", moves, "--pg", "dsn", "--dsn", dsn)
+	if res.code != 0 || !strings.Contains(res.stdout, `"verdict": "safe"`) {
+		t.Fatalf("the same moves under compare/monotonic: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+}
+
+// Kleppmann's paused client, stepped through in a real terminal:
+// compare-and-renew cannot stop its stale write, monotonic fencing can.
+func TestTmuxPausedHolderAndFencing(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	s, status := tmuxStart(t, 120, 40, built.path, "--scenario", "paused-holder", "--renewal", "compare", "--fencing", "off",
+		"--no-ask", "--pg", "dsn", "--dsn", dsn)
+	s.waitScreen("event 0/6", time.Minute)
+	for i := 1; i <= 6; i++ {
+		s.keys("Right")
+		s.waitScreen("event "+string(rune('0'+i))+"/6", 20*time.Second)
+	}
+	scr := s.waitFlat("2 effects / CONFLICT", 20*time.Second)
+	if !strings.Contains(flat(scr), "A writes on the check it made at 1050") {
+		t.Errorf("the narration does not say A wrote on its old check:\n%s", scr)
+	}
+	s.keys("f", "f") // off → strict → monotonic, at the same step
+	scr = s.waitFlat("fencing: monotonic", 30*time.Second)
+	scr = s.waitFlat("1 effect / safe", 30*time.Second)
+	if !strings.Contains(flat(scr), "monotonic wants stored epoch ≤ new epoch, and 34 ≤ 33 is false") {
+		t.Errorf("monotonic fencing did not refuse A's write in words:\n%s", scr)
+	}
+	s.keys("q")
+	if code := exitStatus(t, s, status); code != "0" {
+		t.Fatalf("exit status %q", code)
+	}
+}
