@@ -403,3 +403,31 @@ func TestCloseDropsTheRunsSchemas(t *testing.T) {
 		t.Fatalf("%d schemas of the run left behind", n)
 	}
 }
+
+// The verdict tells a blocked holder from a safe one: under strict fencing
+// B's second write, at B's own current fence, is refused, and the contract
+// calls that blocked, not safe.
+func TestStrictFencingBlocksTheCurrentHolder(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	for _, ren := range scenario.Renewals() {
+		tr := enginetest.Played(t, dsn, "busy-holder", enginetest.Knobs(ren, scenario.FencingStrict))
+		if tr.Outcome.Verdict != scenario.VerdictBlocked || tr.Outcome.Blocked != 1 {
+			t.Errorf("%s/strict: outcome %+v, want blocked with one valid write refused", ren, tr.Outcome)
+		}
+		effects := tr.Steps[len(tr.Steps)-1].Resource.Effects
+		var second *scenario.Effect
+		for i := range effects {
+			if effects[i].Actor == "B" && effects[i].Seq == 2 {
+				second = &effects[i]
+			}
+		}
+		if second == nil || second.Accepted || second.Judgement != scenario.JudgedBlocked || !strings.Contains(second.Why, "valid write was lost") {
+			t.Errorf("%s/strict: B's second write %+v, want refused and judged blocked", ren, second)
+		}
+		// Monotonic fencing accepts it: the verified repair.
+		mono := enginetest.Played(t, dsn, "busy-holder", enginetest.Knobs(ren, scenario.FencingMonotonic))
+		if mono.Outcome.Verdict != scenario.VerdictSafe || mono.Outcome.Blocked != 0 {
+			t.Errorf("%s/monotonic: %+v", ren, mono.Outcome)
+		}
+	}
+}
