@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leaserace/leaserace/sshroom/sshtest"
 	"go.uber.org/goleak"
 	gossh "golang.org/x/crypto/ssh"
 )
@@ -22,31 +23,31 @@ import (
 func TestTwoAttendeesIndependent(t *testing.T) {
 	rec := newRecorder()
 	s := startRoom(t, Config{}, rec.app)
-	alice := dial(t, s.Addr().String(), clientOpts{user: "alice", w: 80, h: 24})
-	bob := dial(t, s.Addr().String(), clientOpts{user: "bob", term: "dumb", w: 100, h: 30})
+	alice := sshtest.MustDial(t, s.Addr().String(), sshtest.Options{User: "alice", Width: 80, Height: 24})
+	bob := sshtest.MustDial(t, s.Addr().String(), sshtest.Options{User: "bob", Term: "dumb", Width: 100, Height: 30})
 
-	alice.waitScreen(5*time.Second, "probe user=alice", "size=80x24", "count=0")
-	bob.waitScreen(5*time.Second, "probe user=bob", "size=100x30", "count=0")
+	alice.WaitScreen(5*time.Second, "probe user=alice", "size=80x24", "count=0")
+	bob.WaitScreen(5*time.Second, "probe user=bob", "size=100x30", "count=0")
 
-	alice.press("+++")
-	bob.press("+")
-	alice.waitScreen(5*time.Second, "count=3")
-	bob.waitScreen(5*time.Second, "count=1")
+	alice.Press("+++")
+	bob.Press("+")
+	alice.WaitScreen(5*time.Second, "count=3")
+	bob.WaitScreen(5*time.Second, "count=1")
 
-	alice.resize(120, 40)
-	alice.waitScreen(5*time.Second, "size=120x40", "count=3")
+	alice.Resize(120, 40)
+	alice.WaitScreen(5*time.Second, "size=120x40", "count=3")
 	time.Sleep(200 * time.Millisecond)
-	if scr := bob.screen(); !strings.Contains(scr, "size=100x30") || !strings.Contains(scr, "count=1") {
+	if scr := bob.Screen(); !strings.Contains(scr, "size=100x30") || !strings.Contains(scr, "count=1") {
 		t.Errorf("alice's keys or resize reached bob; bob sees:\n%s", scr)
 	}
 
-	if out := alice.output(); !strings.Contains(out, "\x1b[38;5;205m") {
+	if out := alice.Output(); !strings.Contains(out, "\x1b[38;5;205m") {
 		t.Errorf("alice's xterm-256color got no 256-colour foreground; output %q", out)
 	}
-	if out := bob.output(); strings.Contains(out, "\x1b[38;") {
+	if out := bob.Output(); strings.Contains(out, "\x1b[38;") {
 		t.Errorf("bob's dumb terminal got colour escapes; output %q", out)
 	}
-	if !strings.Contains(alice.output(), "\x1b]11;?") || strings.Contains(bob.output(), "\x1b]11;?") {
+	if !strings.Contains(alice.Output(), "\x1b]11;?") || strings.Contains(bob.Output(), "\x1b]11;?") {
 		t.Errorf("only alice's terminal should have been asked for its background colour")
 	}
 
@@ -58,13 +59,13 @@ func TestTwoAttendeesIndependent(t *testing.T) {
 		t.Errorf("Attendees() sizes = %+v, want alice 120x40, bob 100x30", got)
 	}
 
-	alice.press("q")
-	if code := alice.waitExit(5 * time.Second); code != 0 {
+	alice.Press("q")
+	if code := alice.WaitExit(5 * time.Second); code != 0 {
 		t.Errorf("alice quit with status %d, want 0", code)
 	}
 	rec.waitCleaned(t, "alice", 1, 5*time.Second)
-	bob.press("+")
-	bob.waitScreen(5*time.Second, "count=2")
+	bob.Press("+")
+	bob.WaitScreen(5*time.Second, "count=2")
 	if n := len(s.Attendees()); n != 1 {
 		t.Errorf("after alice left, %d attendees, want 1", n)
 	}
@@ -76,17 +77,17 @@ func TestTwoAttendeesIndependent(t *testing.T) {
 func TestSilentClientDoesNotBlockOthers(t *testing.T) {
 	rec := newRecorder()
 	s := startRoom(t, Config{}, rec.app)
-	mute := dial(t, s.Addr().String(), clientOpts{user: "mute", silent: true})
-	mute.waitOutput(5*time.Second, "\x1b]11;?")
+	mute := sshtest.MustDial(t, s.Addr().String(), sshtest.Options{User: "mute", Silent: true})
+	mute.WaitOutput(5*time.Second, "\x1b]11;?")
 
-	alice := dial(t, s.Addr().String(), clientOpts{user: "alice"})
-	alice.waitScreen(5*time.Second, "probe user=alice")
-	alice.press("++")
-	alice.waitScreen(5*time.Second, "count=2")
+	alice := sshtest.MustDial(t, s.Addr().String(), sshtest.Options{User: "alice"})
+	alice.WaitScreen(5*time.Second, "probe user=alice")
+	alice.Press("++")
+	alice.WaitScreen(5*time.Second, "count=2")
 
-	mute.waitScreen(5*time.Second, "probe user=mute", "size=80x24")
-	mute.press("+")
-	mute.waitScreen(5*time.Second, "count=1")
+	mute.WaitScreen(5*time.Second, "probe user=mute", "size=80x24")
+	mute.Press("+")
+	mute.WaitScreen(5*time.Second, "count=1")
 }
 
 // TestNoPTYGetsOneLineAndExit1: `ssh host command` without -t gets one
@@ -94,24 +95,24 @@ func TestSilentClientDoesNotBlockOthers(t *testing.T) {
 func TestNoPTYGetsOneLineAndExit1(t *testing.T) {
 	rec := newRecorder()
 	s := startRoom(t, Config{}, rec.app)
-	alice := dial(t, s.Addr().String(), clientOpts{user: "alice"})
-	alice.waitScreen(5*time.Second, "probe user=alice")
+	alice := sshtest.MustDial(t, s.Addr().String(), sshtest.Options{User: "alice"})
+	alice.WaitScreen(5*time.Second, "probe user=alice")
 
-	script := dial(t, s.Addr().String(), clientOpts{user: "script", noPTY: true, cmd: "ls -l"})
-	if code := script.waitExit(5 * time.Second); code != 1 {
+	script := sshtest.MustDial(t, s.Addr().String(), sshtest.Options{User: "script", NoPTY: true, Command: "ls -l"})
+	if code := script.WaitExit(5 * time.Second); code != 1 {
 		t.Errorf("no-PTY exit status %d, want 1", code)
 	}
-	if errOut := script.stderr(); strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "needs a terminal") {
+	if errOut := script.Stderr(); strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "needs a terminal") {
 		t.Errorf("no-PTY stderr %q, want one line saying a terminal is needed", errOut)
 	}
-	if out := script.output(); out != "" {
+	if out := script.Output(); out != "" {
 		t.Errorf("no-PTY stdout %q, want nothing", out)
 	}
 	if n := rec.count(rec.started, "script"); n != 0 {
 		t.Errorf("the app was started %d times for a session without a PTY", n)
 	}
-	alice.press("+")
-	alice.waitScreen(5*time.Second, "count=1")
+	alice.Press("+")
+	alice.WaitScreen(5*time.Second, "count=1")
 }
 
 // TestSizeGate: a 10x5 window sees the gate, not the app, and its keys do
@@ -119,14 +120,14 @@ func TestNoPTYGetsOneLineAndExit1(t *testing.T) {
 func TestSizeGate(t *testing.T) {
 	rec := newRecorder()
 	s := startRoom(t, Config{MinWidth: 40, MinHeight: 12}, rec.app)
-	alice := dial(t, s.Addr().String(), clientOpts{user: "alice"})
-	tiny := dial(t, s.Addr().String(), clientOpts{user: "tiny", w: 10, h: 5})
+	alice := sshtest.MustDial(t, s.Addr().String(), sshtest.Options{User: "alice"})
+	tiny := sshtest.MustDial(t, s.Addr().String(), sshtest.Options{User: "tiny", Width: 10, Height: 5})
 
-	alice.waitScreen(5*time.Second, "probe user=alice")
+	alice.WaitScreen(5*time.Second, "probe user=alice")
 	var scr string
 	for end := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		scr = tiny.screen()
-		if strings.Contains(flat(scr), "Make the window at least 40x12") {
+		scr = tiny.Screen()
+		if strings.Contains(sshtest.Flat(scr), "Make the window at least 40x12") {
 			break
 		}
 		if time.Now().After(end) {
@@ -141,18 +142,18 @@ func TestSizeGate(t *testing.T) {
 			t.Errorf("the gate does not fit 10x5: line %d %q", i+1, line)
 		}
 	}
-	tiny.press("+")
-	alice.press("+")
-	alice.waitScreen(5*time.Second, "count=1", "size=80x24")
+	tiny.Press("+")
+	alice.Press("+")
+	alice.WaitScreen(5*time.Second, "count=1", "size=80x24")
 
-	tiny.resize(60, 20)
-	tiny.waitScreen(5*time.Second, "probe user=tiny", "size=60x20", "count=0")
-	tiny.press("+")
-	tiny.waitScreen(5*time.Second, "count=1")
-	tiny.resize(30, 20)
-	tiny.waitScreen(5*time.Second, "least")
-	tiny.resize(40, 12)
-	tiny.waitScreen(5*time.Second, "size=40x12", "count=1")
+	tiny.Resize(60, 20)
+	tiny.WaitScreen(5*time.Second, "probe user=tiny", "size=60x20", "count=0")
+	tiny.Press("+")
+	tiny.WaitScreen(5*time.Second, "count=1")
+	tiny.Resize(30, 20)
+	tiny.WaitScreen(5*time.Second, "least")
+	tiny.Resize(40, 12)
+	tiny.WaitScreen(5*time.Second, "size=40x12", "count=1")
 }
 
 // TestRoomFull: one more attendee than MaxAttendees is told the room is
@@ -160,27 +161,27 @@ func TestSizeGate(t *testing.T) {
 func TestRoomFull(t *testing.T) {
 	rec := newRecorder()
 	s := startRoom(t, Config{MaxAttendees: 1}, rec.app)
-	alice := dial(t, s.Addr().String(), clientOpts{user: "alice"})
-	alice.waitScreen(5*time.Second, "probe user=alice")
+	alice := sshtest.MustDial(t, s.Addr().String(), sshtest.Options{User: "alice"})
+	alice.WaitScreen(5*time.Second, "probe user=alice")
 
-	bob := dial(t, s.Addr().String(), clientOpts{user: "bob"})
-	if code := bob.waitExit(5 * time.Second); code != 1 {
+	bob := sshtest.MustDial(t, s.Addr().String(), sshtest.Options{User: "bob"})
+	if code := bob.WaitExit(5 * time.Second); code != 1 {
 		t.Errorf("bob in a full room: exit status %d, want 1", code)
 	}
-	if scr := bob.screen(); !strings.Contains(scr, "The room is full (1 attendees)") {
+	if scr := bob.Screen(); !strings.Contains(scr, "The room is full (1 attendees)") {
 		t.Errorf("bob was not told the room is full; he sees:\n%s", scr)
 	}
 	if n := rec.count(rec.started, "bob"); n != 0 {
 		t.Errorf("the app was started for bob in a full room")
 	}
-	alice.press("+")
-	alice.waitScreen(5*time.Second, "count=1")
+	alice.Press("+")
+	alice.WaitScreen(5*time.Second, "count=1")
 
-	alice.press("q")
-	alice.waitExit(5 * time.Second)
+	alice.Press("q")
+	alice.WaitExit(5 * time.Second)
 	rec.waitCleaned(t, "alice", 1, 5*time.Second)
-	carol := dial(t, s.Addr().String(), clientOpts{user: "carol"})
-	carol.waitScreen(5*time.Second, "probe user=carol")
+	carol := sshtest.MustDial(t, s.Addr().String(), sshtest.Options{User: "carol"})
+	carol.WaitScreen(5*time.Second, "probe user=carol")
 }
 
 // TestIdleTimeout: a session without input ends with a line saying why;
@@ -189,24 +190,24 @@ func TestIdleTimeout(t *testing.T) {
 	rec := newRecorder()
 	idle := 1500 * time.Millisecond
 	s := startRoom(t, Config{IdleTimeout: idle}, rec.app)
-	alice := dial(t, s.Addr().String(), clientOpts{user: "alice"})
-	bob := dial(t, s.Addr().String(), clientOpts{user: "bob"})
-	alice.waitScreen(5*time.Second, "probe user=alice")
-	bob.waitScreen(5*time.Second, "probe user=bob")
+	alice := sshtest.MustDial(t, s.Addr().String(), sshtest.Options{User: "alice"})
+	bob := sshtest.MustDial(t, s.Addr().String(), sshtest.Options{User: "bob"})
+	alice.WaitScreen(5*time.Second, "probe user=alice")
+	bob.WaitScreen(5*time.Second, "probe user=bob")
 
 	start := time.Now()
 	for i := 0; i < 10; i++ {
-		bob.press("+")
+		bob.Press("+")
 		time.Sleep(300 * time.Millisecond)
 	}
-	if code := alice.waitExit(5 * time.Second); code != 0 {
+	if code := alice.WaitExit(5 * time.Second); code != 0 {
 		t.Errorf("idle exit status %d, want 0", code)
 	}
-	if scr := alice.screen(); !strings.Contains(scr, "after 1.5s without input") {
+	if scr := alice.Screen(); !strings.Contains(scr, "after 1.5s without input") {
 		t.Errorf("alice was not told why her session ended; she sees:\n%s", scr)
 	}
 	rec.waitCleaned(t, "alice", 1, 5*time.Second)
-	bob.waitScreen(5*time.Second, "count=10")
+	bob.WaitScreen(5*time.Second, "count=10")
 	if time.Since(start) < idle {
 		t.Fatalf("the test ran faster than the idle timeout; it proves nothing")
 	}
@@ -221,8 +222,8 @@ func TestIdleTimeout(t *testing.T) {
 func TestPanicIsolation(t *testing.T) {
 	rec := newRecorder()
 	s := startRoom(t, Config{}, rec.app)
-	bystander := dial(t, s.Addr().String(), clientOpts{user: "bystander"})
-	bystander.waitScreen(5*time.Second, "probe user=bystander")
+	bystander := sshtest.MustDial(t, s.Addr().String(), sshtest.Options{User: "bystander"})
+	bystander.WaitScreen(5*time.Second, "probe user=bystander")
 
 	count := 0
 	for _, tc := range []struct{ name, key string }{
@@ -230,41 +231,41 @@ func TestPanicIsolation(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			user := "victim-" + tc.name
-			v := dial(t, s.Addr().String(), clientOpts{user: user})
-			v.waitScreen(5*time.Second, "probe user="+user)
-			v.press(tc.key)
-			if code := v.waitExit(5 * time.Second); code != 1 {
+			v := sshtest.MustDial(t, s.Addr().String(), sshtest.Options{User: user})
+			v.WaitScreen(5*time.Second, "probe user="+user)
+			v.Press(tc.key)
+			if code := v.WaitExit(5 * time.Second); code != 1 {
 				t.Errorf("exit status %d after a panic, want 1", code)
 			}
-			if scr := v.screen(); !strings.Contains(flat(scr), "leaserace hit a bug") {
+			if scr := v.Screen(); !strings.Contains(sshtest.Flat(scr), "leaserace hit a bug") {
 				t.Errorf("the attendee was not told about the bug; screen:\n%s", scr)
 			}
 			rec.waitCleaned(t, user, 1, 5*time.Second)
 			count++
-			bystander.press("+")
-			bystander.waitScreen(5*time.Second, fmt.Sprintf("count=%d", count))
+			bystander.Press("+")
+			bystander.WaitScreen(5*time.Second, fmt.Sprintf("count=%d", count))
 		})
 	}
 	t.Run("app factory", func(t *testing.T) {
-		v := dial(t, s.Addr().String(), clientOpts{user: "boom"})
-		if code := v.waitExit(5 * time.Second); code != 1 {
+		v := sshtest.MustDial(t, s.Addr().String(), sshtest.Options{User: "boom"})
+		if code := v.WaitExit(5 * time.Second); code != 1 {
 			t.Errorf("exit status %d after the App panicked, want 1", code)
 		}
-		if scr := v.screen(); !strings.Contains(flat(scr), "leaserace hit a bug") {
+		if scr := v.Screen(); !strings.Contains(sshtest.Flat(scr), "leaserace hit a bug") {
 			t.Errorf("the attendee was not told about the bug; screen:\n%s", scr)
 		}
 	})
 	t.Run("app error", func(t *testing.T) {
-		v := dial(t, s.Addr().String(), clientOpts{user: "reject"})
-		if code := v.waitExit(5 * time.Second); code != 1 {
+		v := sshtest.MustDial(t, s.Addr().String(), sshtest.Options{User: "reject"})
+		if code := v.WaitExit(5 * time.Second); code != 1 {
 			t.Errorf("exit status %d after the App failed, want 1", code)
 		}
-		if scr := v.screen(); !strings.Contains(flat(scr), "could not start your session: no seat for reject") {
+		if scr := v.Screen(); !strings.Contains(sshtest.Flat(scr), "could not start your session: no seat for reject") {
 			t.Errorf("the attendee was not shown the App's error; screen:\n%s", scr)
 		}
 	})
-	bystander.press("+")
-	bystander.waitScreen(5*time.Second, fmt.Sprintf("count=%d", count+1))
+	bystander.Press("+")
+	bystander.WaitScreen(5*time.Second, fmt.Sprintf("count=%d", count+1))
 	if got := s.Attendees(); len(got) != 1 || got[0].User != "bystander" {
 		t.Errorf("after the panics, Attendees() = %+v, want the bystander only", got)
 	}
@@ -279,34 +280,34 @@ func TestRoomCode(t *testing.T) {
 	if s.RoomCode() != "Tulip-42" {
 		t.Fatalf("RoomCode() = %q", s.RoomCode())
 	}
-	if _, err := dialOpts(t, s.Addr().String(), clientOpts{user: "mallory", code: "tulip-43"}); err == nil {
+	if _, err := sshtest.Dial(t, s.Addr().String(), sshtest.Options{User: "mallory", Code: "tulip-43"}); err == nil {
 		t.Fatalf("a wrong room code was let in")
 	}
-	if _, err := dialOpts(t, s.Addr().String(), clientOpts{user: "mallory", code: ""}); err == nil {
+	if _, err := sshtest.Dial(t, s.Addr().String(), sshtest.Options{User: "mallory", Code: ""}); err == nil {
 		t.Fatalf("an empty room code was let in")
 	}
 	if n := rec.count(rec.started, "mallory"); n != 0 {
 		t.Errorf("the app started for a wrong code")
 	}
-	alice := dial(t, s.Addr().String(), clientOpts{user: "alice", code: " tulip-42 "})
-	alice.waitScreen(5*time.Second, "probe user=alice")
+	alice := sshtest.MustDial(t, s.Addr().String(), sshtest.Options{User: "alice", Code: " tulip-42 "})
+	alice.WaitScreen(5*time.Second, "probe user=alice")
 
 	gen := startRoom(t, Config{AllowRemote: true}, rec.app)
 	if ok, _ := regexp.MatchString(`^[a-z2-9]{4}-[a-z2-9]{4}$`, gen.RoomCode()); !ok {
 		t.Fatalf("generated room code %q", gen.RoomCode())
 	}
-	if _, err := dialOpts(t, gen.Addr().String(), clientOpts{user: "mallory", code: "aaaa-aaaa"}); err == nil {
+	if _, err := sshtest.Dial(t, gen.Addr().String(), sshtest.Options{User: "mallory", Code: "aaaa-aaaa"}); err == nil {
 		t.Fatalf("a guessed room code was let in")
 	}
-	bob := dial(t, gen.Addr().String(), clientOpts{user: "bob", code: gen.RoomCode()})
-	bob.waitScreen(5*time.Second, "probe user=bob")
+	bob := sshtest.MustDial(t, gen.Addr().String(), sshtest.Options{User: "bob", Code: gen.RoomCode()})
+	bob.WaitScreen(5*time.Second, "probe user=bob")
 
 	open := startRoom(t, Config{AllowRemote: true, Open: true}, rec.app)
 	if open.RoomCode() != "" {
 		t.Fatalf("an open room has code %q", open.RoomCode())
 	}
-	carol := dial(t, open.Addr().String(), clientOpts{user: "carol"})
-	carol.waitScreen(5*time.Second, "probe user=carol")
+	carol := sshtest.MustDial(t, open.Addr().String(), sshtest.Options{User: "carol"})
+	carol.WaitScreen(5*time.Second, "probe user=carol")
 
 	loop := startRoom(t, Config{}, rec.app)
 	if loop.RoomCode() != "" {
@@ -335,12 +336,12 @@ func TestShutdown(t *testing.T) {
 	go func() { served <- s.Serve(context.Background()) }()
 	addr := s.Addr().String()
 
-	alice := dial(t, addr, clientOpts{user: "alice"})
-	tiny := dial(t, addr, clientOpts{user: "tiny", w: 10, h: 5})
-	alice.waitScreen(5*time.Second, "probe user=alice")
-	tiny.waitScreen(5*time.Second, "least")
-	mute := dial(t, addr, clientOpts{user: "mute", silent: true})
-	mute.waitOutput(5*time.Second, "\x1b]11;?")
+	alice := sshtest.MustDial(t, addr, sshtest.Options{User: "alice"})
+	tiny := sshtest.MustDial(t, addr, sshtest.Options{User: "tiny", Width: 10, Height: 5})
+	alice.WaitScreen(5*time.Second, "probe user=alice")
+	tiny.WaitScreen(5*time.Second, "least")
+	mute := sshtest.MustDial(t, addr, sshtest.Options{User: "mute", Silent: true})
+	mute.WaitOutput(5*time.Second, "\x1b]11;?")
 
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -362,16 +363,16 @@ func TestShutdown(t *testing.T) {
 		t.Fatalf("Serve did not return after Shutdown")
 	}
 
-	for _, c := range []*client{alice, tiny, mute} {
-		if code := c.waitExit(5 * time.Second); code != 0 {
+	for _, c := range []*sshtest.Client{alice, tiny, mute} {
+		if code := c.WaitExit(5 * time.Second); code != 0 {
 			t.Errorf("exit status %d after the room closed, want 0", code)
 		}
-		if out := c.output(); !strings.Contains(out, "The presenter closed the room") {
+		if out := c.Output(); !strings.Contains(out, "The presenter closed the room") {
 			t.Errorf("an attendee was not told the room closed; output %q", out)
 		}
 	}
 	// After the program, on the normal screen: at 80x24 the line is whole.
-	if scr := alice.screen(); !strings.Contains(scr, "The presenter closed the room. Thank you for joining!") {
+	if scr := alice.Screen(); !strings.Contains(scr, "The presenter closed the room. Thank you for joining!") {
 		t.Errorf("alice's screen after the room closed:\n%s", scr)
 	}
 	for _, user := range []string{"alice", "tiny"} {
@@ -390,12 +391,12 @@ func TestShutdown(t *testing.T) {
 	if err := s.Serve(context.Background()); !errors.Is(err, ErrServerClosed) {
 		t.Errorf("Serve after Shutdown: %v, want ErrServerClosed", err)
 	}
-	if _, err := dialOpts(t, addr, clientOpts{user: "late"}); err == nil {
+	if _, err := sshtest.Dial(t, addr, sshtest.Options{User: "late"}); err == nil {
 		t.Errorf("an attendee joined a closed room")
 	}
 
-	for _, c := range []*client{alice, tiny, mute} {
-		c.conn.Close()
+	for _, c := range []*sshtest.Client{alice, tiny, mute} {
+		c.Close()
 	}
 	goleak.VerifyNone(t, before)
 }
@@ -411,11 +412,11 @@ func TestShutdownStuckModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	go func() { _ = s.Serve(context.Background()) }()
-	alice := dial(t, s.Addr().String(), clientOpts{user: "alice"})
-	bob := dial(t, s.Addr().String(), clientOpts{user: "bob"})
-	alice.waitScreen(5*time.Second, "probe user=alice")
-	bob.waitScreen(5*time.Second, "probe user=bob")
-	alice.press("x")
+	alice := sshtest.MustDial(t, s.Addr().String(), sshtest.Options{User: "alice"})
+	bob := sshtest.MustDial(t, s.Addr().String(), sshtest.Options{User: "bob"})
+	alice.WaitScreen(5*time.Second, "probe user=alice")
+	bob.WaitScreen(5*time.Second, "probe user=bob")
+	alice.Press("x")
 	time.Sleep(100 * time.Millisecond)
 
 	start := time.Now()
@@ -427,12 +428,12 @@ func TestShutdownStuckModel(t *testing.T) {
 	if took > 4*time.Second {
 		t.Errorf("Shutdown took %s with a 3 s timeout", took)
 	}
-	if code := bob.waitExit(5 * time.Second); code != 0 {
+	if code := bob.WaitExit(5 * time.Second); code != 0 {
 		t.Errorf("bob's exit status %d, want 0", code)
 	}
 	rec.waitCleaned(t, "bob", 1, time.Second)
 	rec.waitCleaned(t, "alice", 1, time.Second)
-	alice.waitGone(5 * time.Second)
+	alice.WaitGone(5 * time.Second)
 }
 
 // TestKilledClientRunsCleanup: a client whose TCP connection vanishes
@@ -441,20 +442,20 @@ func TestShutdownStuckModel(t *testing.T) {
 func TestKilledClientRunsCleanup(t *testing.T) {
 	rec := newRecorder()
 	s := startRoom(t, Config{}, rec.app)
-	alice := dial(t, s.Addr().String(), clientOpts{user: "alice"})
-	bob := dial(t, s.Addr().String(), clientOpts{user: "bob"})
-	alice.waitScreen(5*time.Second, "probe user=alice")
-	bob.waitScreen(5*time.Second, "probe user=bob")
+	alice := sshtest.MustDial(t, s.Addr().String(), sshtest.Options{User: "alice"})
+	bob := sshtest.MustDial(t, s.Addr().String(), sshtest.Options{User: "bob"})
+	alice.WaitScreen(5*time.Second, "probe user=alice")
+	bob.WaitScreen(5*time.Second, "probe user=bob")
 
-	alice.raw.Close()
+	alice.Kill()
 	rec.waitCleaned(t, "alice", 1, 5*time.Second)
 	for end := time.Now().Add(5 * time.Second); len(s.Attendees()) != 1; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(end) {
 			t.Fatalf("alice is still an attendee: %+v", s.Attendees())
 		}
 	}
-	bob.press("+")
-	bob.waitScreen(5*time.Second, "count=1")
+	bob.Press("+")
+	bob.WaitScreen(5*time.Second, "count=1")
 }
 
 // TestBroadcast: Broadcast never waits for a stuck session, reaches the
@@ -463,11 +464,11 @@ func TestKilledClientRunsCleanup(t *testing.T) {
 func TestBroadcast(t *testing.T) {
 	rec := newRecorder()
 	s := startRoom(t, Config{}, rec.app)
-	alice := dial(t, s.Addr().String(), clientOpts{user: "alice"})
-	bob := dial(t, s.Addr().String(), clientOpts{user: "bob"})
-	alice.waitScreen(5*time.Second, "probe user=alice")
-	bob.waitScreen(5*time.Second, "probe user=bob")
-	bob.press("x") // bob's model is stuck in Update
+	alice := sshtest.MustDial(t, s.Addr().String(), sshtest.Options{User: "alice"})
+	bob := sshtest.MustDial(t, s.Addr().String(), sshtest.Options{User: "bob"})
+	alice.WaitScreen(5*time.Second, "probe user=alice")
+	bob.WaitScreen(5*time.Second, "probe user=bob")
+	bob.Press("x") // bob's model is stuck in Update
 	time.Sleep(100 * time.Millisecond)
 
 	start := time.Now()
@@ -477,7 +478,7 @@ func TestBroadcast(t *testing.T) {
 	if took := time.Since(start); took > time.Second {
 		t.Errorf("1000 broadcasts took %s with a stuck session", took)
 	}
-	alice.waitScreen(5*time.Second, "note=n999")
+	alice.WaitScreen(5*time.Second, "note=n999")
 	var dropped int
 	for _, a := range s.Attendees() {
 		if a.User == "bob" {
@@ -489,18 +490,18 @@ func TestBroadcast(t *testing.T) {
 	}
 
 	close(rec.release)
-	bob.waitScreen(5*time.Second, "note=n999")
+	bob.WaitScreen(5*time.Second, "note=n999")
 	rec.release = make(chan struct{})
 
-	bob.press("q")
-	bob.waitExit(5 * time.Second)
+	bob.Press("q")
+	bob.WaitExit(5 * time.Second)
 	rec.waitCleaned(t, "bob", 1, 5*time.Second)
 	rec.mu.Lock()
 	ended := rec.sessions["bob"]
 	rec.mu.Unlock()
 	ended.Send(noteMsg("late"))
 	s.Broadcast(noteMsg("later"))
-	alice.waitScreen(5*time.Second, "note=later")
+	alice.WaitScreen(5*time.Second, "note=later")
 }
 
 // TestHostKeyReused: the host key is made once, kept private, and the same
@@ -565,8 +566,8 @@ func TestHostileUserName(t *testing.T) {
 
 	rec := newRecorder()
 	s := startRoom(t, Config{}, rec.app)
-	eve := dial(t, s.Addr().String(), clientOpts{user: "\x1b[2J\x1b]0;pwned\x07eve"})
-	eve.waitScreen(5*time.Second, "user=[2J]0;pwnedeve")
+	eve := sshtest.MustDial(t, s.Addr().String(), sshtest.Options{User: "\x1b[2J\x1b]0;pwned\x07eve"})
+	eve.WaitScreen(5*time.Second, "user=[2J]0;pwnedeve")
 	if got := s.Attendees(); len(got) != 1 || got[0].User != "[2J]0;pwnedeve" {
 		t.Errorf("Attendees() = %+v", got)
 	}

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/leaserace/leaserace/sshroom/sshtest"
 )
 
 // TestSuspendKeyIsHarmless: a model that asks to suspend on Ctrl-Z would,
@@ -55,23 +57,23 @@ func TestSuspendKeyIsHarmless(t *testing.T) {
 		t.Fatalf("the helper did not say where it listens")
 	}
 
-	alice := dial(t, addr, clientOpts{user: "alice"})
-	bob := dial(t, addr, clientOpts{user: "bob"})
-	alice.waitScreen(5*time.Second, "probe user=alice")
-	bob.waitScreen(5*time.Second, "probe user=bob")
-	alice.press("\x1a") // Ctrl-Z: the probe answers with tea.Suspend
+	alice := sshtest.MustDial(t, addr, sshtest.Options{User: "alice"})
+	bob := sshtest.MustDial(t, addr, sshtest.Options{User: "bob"})
+	alice.WaitScreen(5*time.Second, "probe user=alice")
+	bob.WaitScreen(5*time.Second, "probe user=bob")
+	alice.Press("\x1a") // Ctrl-Z: the probe answers with tea.Suspend
 	time.Sleep(300 * time.Millisecond)
-	alice.press("z")
+	alice.Press("z")
 	time.Sleep(300 * time.Millisecond)
-	alice.press("+")
-	alice.waitScreen(5*time.Second, "count=1")
+	alice.Press("+")
+	alice.WaitScreen(5*time.Second, "count=1")
 
-	alice.press("\x03") // Ctrl-C: the probe quits
-	if code := alice.waitExit(5 * time.Second); code != 0 {
+	alice.Press("\x03") // Ctrl-C: the probe quits
+	if code := alice.WaitExit(5 * time.Second); code != 0 {
 		t.Errorf("alice's exit status after Ctrl-C: %d, want 0", code)
 	}
-	bob.press("+")
-	bob.waitScreen(5*time.Second, "count=1")
+	bob.Press("+")
+	bob.WaitScreen(5*time.Second, "count=1")
 
 	_ = stdin.Close()
 	var report string

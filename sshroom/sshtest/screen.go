@@ -1,17 +1,17 @@
-package sshroom
+package sshtest
 
 import (
 	"strings"
-	"testing"
 
 	"github.com/charmbracelet/x/ansi"
 )
 
-// screen is a small terminal emulator for the tests: enough of VT100 for
-// what bubbletea's renderer writes (cursor moves, erases, the alternate
-// screen), so a test can assert on what an attendee would see rather than
-// on the byte stream. Colours are ignored; the raw bytes keep them.
-type screen struct {
+// Screen is a small terminal emulator: enough of VT100 for what
+// bubbletea's renderer writes (cursor moves, erases, the alternate screen),
+// so a test can assert on what an attendee would see rather than on the
+// byte stream. Colours are ignored; the raw bytes keep them. It is not safe
+// for concurrent use: Client guards its own.
+type Screen struct {
 	w, h      int
 	main, alt [][]rune
 	altOn     bool
@@ -19,8 +19,9 @@ type screen struct {
 	p         *ansi.Parser
 }
 
-func newScreen(w, h int) *screen {
-	s := &screen{w: w, h: h, main: grid(w, h), alt: grid(w, h), p: ansi.NewParser()}
+// NewScreen is an empty w×h screen.
+func NewScreen(w, h int) *Screen {
+	s := &Screen{w: w, h: h, main: grid(w, h), alt: grid(w, h), p: ansi.NewParser()}
 	s.p.SetHandler(ansi.Handler{
 		Print:     s.print,
 		Execute:   s.execute,
@@ -45,19 +46,20 @@ func blank(w int) []rune {
 	return r
 }
 
-func (s *screen) cells() [][]rune {
+func (s *Screen) cells() [][]rune {
 	if s.altOn {
 		return s.alt
 	}
 	return s.main
 }
 
-func (s *screen) Write(b []byte) (int, error) {
+// Write feeds terminal output to the screen.
+func (s *Screen) Write(b []byte) (int, error) {
 	s.p.Parse(b)
 	return len(b), nil
 }
 
-func (s *screen) print(r rune) {
+func (s *Screen) print(r rune) {
 	wd := ansi.StringWidth(string(r))
 	if wd == 0 {
 		return
@@ -74,7 +76,7 @@ func (s *screen) print(r rune) {
 	s.x += wd
 }
 
-func (s *screen) execute(b byte) {
+func (s *Screen) execute(b byte) {
 	switch b {
 	case '\r':
 		s.x = 0
@@ -89,7 +91,7 @@ func (s *screen) execute(b byte) {
 	}
 }
 
-func (s *screen) lineFeed() {
+func (s *Screen) lineFeed() {
 	if s.y < s.h-1 {
 		s.y++
 		return
@@ -99,7 +101,7 @@ func (s *screen) lineFeed() {
 	c[s.h-1] = blank(s.w)
 }
 
-func (s *screen) csi(cmd ansi.Cmd, params ansi.Params) {
+func (s *Screen) csi(cmd ansi.Cmd, params ansi.Params) {
 	n := func(i, def int) int {
 		v, _, _ := params.Param(i, def)
 		if v == 0 {
@@ -170,7 +172,7 @@ func (s *screen) csi(cmd ansi.Cmd, params ansi.Params) {
 	s.clamp()
 }
 
-func (s *screen) eraseLine(mode int) {
+func (s *Screen) eraseLine(mode int) {
 	row := s.cells()[s.y]
 	from, to := 0, s.w
 	switch mode {
@@ -184,13 +186,13 @@ func (s *screen) eraseLine(mode int) {
 	}
 }
 
-func (s *screen) clamp() {
+func (s *Screen) clamp() {
 	s.x = max(0, min(s.x, s.w-1))
 	s.y = max(0, min(s.y, s.h-1))
 }
 
-// resize keeps what fits, as a terminal does when its window changes.
-func (s *screen) resize(w, h int) {
+// Resize keeps what fits, as a terminal does when its window changes.
+func (s *Screen) Resize(w, h int) {
 	fit := func(g [][]rune) [][]rune {
 		n := grid(w, h)
 		for y := 0; y < min(h, len(g)); y++ {
@@ -204,7 +206,7 @@ func (s *screen) resize(w, h int) {
 }
 
 // String is the screen's text, each line trimmed on the right.
-func (s *screen) String() string {
+func (s *Screen) String() string {
 	lines := make([]string, 0, s.h)
 	for _, row := range s.cells() {
 		var b strings.Builder
@@ -218,26 +220,5 @@ func (s *screen) String() string {
 	return strings.TrimRight(strings.Join(lines, "\n"), "\n")
 }
 
-func TestScreenEmulator(t *testing.T) {
-	s := newScreen(10, 3)
-	_, _ = s.Write([]byte("hello\r\nworld"))
-	if got, want := s.String(), "hello\nworld"; got != want {
-		t.Fatalf("plain text: got %q, want %q", got, want)
-	}
-	_, _ = s.Write([]byte("\x1b[1;1H\x1b[31mHE\x1b[0m\x1b[K\x1b[3;4Hxy"))
-	if got, want := s.String(), "HE\nworld\n   xy"; got != want {
-		t.Fatalf("cursor and erase: got %q, want %q", got, want)
-	}
-	_, _ = s.Write([]byte("\x1b[?1049h\x1b[2J\x1b[Halt"))
-	if got, want := s.String(), "alt"; got != want {
-		t.Fatalf("alternate screen: got %q, want %q", got, want)
-	}
-	_, _ = s.Write([]byte("\x1b[?1049l"))
-	if got, want := s.String(), "HE\nworld\n   xy"; got != want {
-		t.Fatalf("back from the alternate screen: got %q, want %q", got, want)
-	}
-	_, _ = s.Write([]byte("\x1b[3;1H0123456789ab"))
-	if got, want := s.String(), "world\n0123456789\nab"; got != want {
-		t.Fatalf("wrap and scroll: got %q, want %q", got, want)
-	}
-}
+// Flat is s's words joined by single spaces, for text that wraps.
+func Flat(s string) string { return strings.Join(strings.Fields(s), " ") }
