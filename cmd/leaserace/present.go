@@ -3,13 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
 	"github.com/leaserace/leaserace/engine/pgserver"
 	"github.com/leaserace/leaserace/engine/room"
-	"github.com/leaserace/leaserace/tui"
+	"github.com/leaserace/leaserace/workshop"
 	"github.com/spf13/cobra"
 )
 
@@ -71,51 +68,12 @@ func (a *app) present(ctx context.Context, f presentFlags) error {
 		return err
 	}
 	defer a.closeServer(srv)
-	hostname, _ := os.Hostname()
-	store, err := room.Open(ctx, srv.DSN, f.room, fmt.Sprintf("present %s:%d", hostname, os.Getpid()), room.Options{})
-	if err != nil {
-		return fmt.Errorf("cannot open room %s: %w", f.room, err)
-	}
-	defer func() {
-		cctx, cancel := cleanupContext()
-		defer cancel()
-		if err := store.Close(cctx); err != nil {
-			a.warnf("could not leave room %s cleanly: %v", f.room, err)
-		}
-	}()
-	// The board goes to the program as a message; a newer one replaces
-	// one the program has not taken yet.
-	boards := make(chan tea.Msg, 1)
-	post := func() {
-		bctx, cancel := context.WithTimeout(ctx, roomReadTimeout)
-		defer cancel()
-		b, err := store.Board(bctx)
-		if err != nil {
-			return
-		}
-		select {
-		case <-boards:
-		default:
-		}
-		boards <- tui.BoardMsg(b)
-	}
-	stop := store.Subscribe(func(ev room.Event) {
-		if ev.Kind == room.BoardChanged || ev.Kind == room.Reconnected {
-			post()
-		}
-	})
-	defer stop()
-	post()
-	err = tui.Run(ctx, tui.Options{
-		Provider: pgserver.DSNProvider{DSN: srv.DSN}, Scenario: f.scenario, Knobs: k,
+	err = workshop.Present(ctx, workshop.PresentConfig{
+		DSN: srv.DSN, Room: f.room, Scenario: f.scenario, Knobs: k,
 		NoColor: a.noColor(), In: a.stdin, Out: a.stdout, Stderr: a.stderr,
-		Room: store, Presenter: true, Messages: boards,
 	})
 	if err != nil && !interrupted(ctx, err) {
 		return fmt.Errorf("the presenter's UI stopped: %w", err)
 	}
 	return err
 }
-
-// roomReadTimeout bounds one read of the room's board.
-const roomReadTimeout = 5 * time.Second

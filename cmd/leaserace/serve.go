@@ -9,12 +9,8 @@ import (
 	"path/filepath"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/leaserace/leaserace/engine"
-	"github.com/leaserace/leaserace/engine/room"
-	"github.com/leaserace/leaserace/scenario"
 	"github.com/leaserace/leaserace/sshroom"
-	"github.com/leaserace/leaserace/tui"
+	"github.com/leaserace/leaserace/workshop"
 	"github.com/spf13/cobra"
 )
 
@@ -124,113 +120,47 @@ func (a *app) serve(ctx context.Context, f serveFlags) error {
 	}
 	defer a.closeServer(srv)
 
-	host, err := engine.OpenHost(ctx, engine.HostConfig{DSN: srv.DSN, MaxConns: int32(f.maxConns)})
-	if err != nil {
-		return fmt.Errorf("cannot set up the attendees' connections: %w", err)
-	}
-	defer func() {
-		cctx, cancel := cleanupContext()
-		defer cancel()
-		if err := host.Close(cctx); err != nil {
-			a.warnf("could not close the attendees' connections cleanly: %v", err)
-		}
-	}()
-	hostname, _ := os.Hostname()
-	server := fmt.Sprintf("%s:%d", hostname, os.Getpid())
-	store, err := room.Open(ctx, srv.DSN, f.room, server, room.Options{OnError: func(err error) { a.warnf("room %s: %v", f.room, err) }})
-	if err != nil {
-		return fmt.Errorf("cannot open room %s: %w", f.room, err)
-	}
-	defer func() {
-		cctx, cancel := cleanupContext()
-		defer cancel()
-		if err := store.Close(cctx); err != nil {
-			a.warnf("could not leave room %s cleanly: %v", f.room, err)
-		}
-	}()
-
-	app := func(sctx context.Context, s sshroom.Session) (tea.Model, func(), error) {
-		return a.attendee(sctx, s, host, store, sc, k)
-	}
-	ssh, err := sshroom.New(sshroom.Config{
-		Listen: f.listen, HostKeyDir: f.hostKeyDir, MaxAttendees: f.maxAttendees,
-		IdleTimeout: f.idle, AllowRemote: f.allowRemote, Open: f.open, RoomCode: f.roomCode,
-		MinWidth: tui.MinWidth, MinHeight: tui.MinHeight,
-	}, app)
-	if err != nil {
-		if errors.Is(err, sshroom.ErrRemoteNotAllowed) {
-			return usageErr("%v", err)
-		}
-		return fmt.Errorf("cannot start the SSH server: %w", err)
-	}
-	stopSub := store.Subscribe(func(ev room.Event) {
-		if ev.Kind == room.LeadChanged && ev.Lead != nil {
-			ssh.Broadcast(tui.LeadMsg(*ev.Lead))
-		}
+	rm, err := workshop.Start(ctx, workshop.Config{
+		DSN: srv.DSN, Room: f.room, Listen: f.listen, HostKeyDir: f.hostKeyDir,
+		MaxAttendees: f.maxAttendees, MaxConns: f.maxConns, IdleTimeout: f.idle,
+		AllowRemote: f.allowRemote, Open: f.open, RoomCode: f.roomCode,
+		Scenario: sc, Knobs: k,
+		OnError: func(err error) { a.warnf("room %s: %v", f.room, err) },
 	})
-	defer stopSub()
-
-	addrHost, port, _ := net.SplitHostPort(ssh.Addr().String())
+	if err != nil {
+		switch {
+		case errors.Is(err, workshop.ErrRemoteNotAllowed):
+			return usageErr("%v", err)
+		case ctx.Err() != nil:
+			return ctx.Err()
+		}
+		return fmt.Errorf("cannot serve room %s: %w", f.room, err)
+	}
+	addrHost, port, _ := net.SplitHostPort(rm.Addr().String())
 	a.infof("room %s: attendees connect with ssh -p %s NAME@%s", f.room, port, addrHost)
-	a.infof("host key fingerprint %s", ssh.Fingerprint())
-	if code := ssh.RoomCode(); code != "" {
+	a.infof("host key fingerprint %s", rm.Fingerprint())
+	if code := rm.RoomCode(); code != "" {
 		a.infof("room code: %s", code)
 	}
 	a.infof("presenter: leaserace present --room %s --dsn %q", f.room, srv.Redacted())
 	// The address alone on standard output, for scripts and tests.
-	if _, err := fmt.Fprintln(a.stdout, ssh.Addr().String()); err != nil {
-		return fmt.Errorf("cannot write the address: %w", err)
+	_, err = fmt.Fprintln(a.stdout, rm.Addr().String())
+	if err != nil {
+		err = fmt.Errorf("cannot write the address: %w", err)
+	} else {
+		select {
+		case <-ctx.Done():
+			// Ctrl-C or SIGTERM: the CLI's exit code says which.
+			err = ctx.Err()
+		case <-rm.Done():
+			err = fmt.Errorf("the SSH server stopped: %w", rm.Err())
+		}
 	}
-	err = ssh.Serve(ctx)
 	a.infof("closing the room: every attendee is told, and their runs are dropped")
 	sctx, cancel := context.WithTimeout(context.Background(), sshroom.DefaultShutdownTimeout)
 	defer cancel()
-	if serr := ssh.Shutdown(sctx); serr != nil && !errors.Is(serr, sshroom.ErrServerClosed) {
-		a.warnf("the SSH server did not close cleanly: %v", serr)
+	if serr := rm.Shutdown(sctx); serr != nil {
+		a.warnf("the room did not close cleanly: %v", serr)
 	}
-	if err != nil && ctx.Err() == nil {
-		return fmt.Errorf("the SSH server stopped: %w", err)
-	}
-	return nil
-}
-
-// attendee builds one attendee's TUI: a seat in the room and a run of
-// their own on the shared host, following the presenter.
-func (a *app) attendee(ctx context.Context, s sshroom.Session, host *engine.Host, store *room.Store, sc *scenario.Scenario, k scenario.Knobs) (tea.Model, func(), error) {
-	seat, err := store.Join(ctx, s.User)
-	if err != nil {
-		return nil, nil, fmt.Errorf("cannot take a seat in the room: %w", err)
-	}
-	leave := func() {
-		cctx, cancel := cleanupContext()
-		defer cancel()
-		_ = store.Leave(cctx, seat.ID)
-	}
-	run, err := engine.Open(ctx, engine.Config{Scenario: sc, Knobs: k, Host: host, Who: s.User, Provider: "room"})
-	if err != nil {
-		leave()
-		return nil, nil, fmt.Errorf("cannot open a run for %s: %w", s.User, err)
-	}
-	m, err := tui.NewModel(context.WithoutCancel(ctx), tui.Config{
-		Run: run, Host: host, Who: s.User, Room: store, Seat: seat, Follow: true,
-		Renderer: s.Renderer, Remote: true, Provider: "room",
-	})
-	if err != nil {
-		cctx, cancel := cleanupContext()
-		defer cancel()
-		_ = run.Close(cctx)
-		leave()
-		return nil, nil, err
-	}
-	if l, err := store.Lead(ctx); err == nil && l != nil {
-		// Join the presenter where they are now.
-		s.Send(tui.LeadMsg(*l))
-	}
-	cleanup := func() {
-		cctx, cancel := cleanupContext()
-		defer cancel()
-		_ = m.Close(cctx)
-		leave()
-	}
-	return m, cleanup, nil
+	return err
 }

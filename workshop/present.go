@@ -1,0 +1,102 @@
+package workshop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/leaserace/leaserace/engine/pgserver"
+	"github.com/leaserace/leaserace/engine/room"
+	"github.com/leaserace/leaserace/scenario"
+	"github.com/leaserace/leaserace/tui"
+)
+
+// PresentConfig says which room the presenter leads and where their TUI
+// runs.
+type PresentConfig struct {
+	// DSN reaches the room's PostgreSQL. Required.
+	DSN string
+	// Room is the room to lead (DefaultRoom if empty).
+	Room string
+	// Server names the presenter's process in the room; default
+	// "present HOST:PID".
+	Server string
+	// Scenario (a built-in name or a file; DefaultScenario if empty) and
+	// Knobs are where the presenter starts.
+	Scenario string
+	Knobs    scenario.Knobs
+	// NoColor turns colour off; NoAsk skips the questions at pivotal steps.
+	NoColor, NoAsk bool
+	// In, Out and Stderr are the presenter's terminal; nil means the
+	// process's own.
+	In          io.Reader
+	Out, Stderr io.Writer
+}
+
+// roomReadTimeout bounds one read of the room's board.
+const roomReadTimeout = 5 * time.Second
+
+// Present runs the presenter's TUI until they quit or ctx ends: every move
+// they make is the lead the room's attendees follow, and the board (b)
+// shows the room as it changes. It returns what tui.Run returns.
+func Present(ctx context.Context, cfg PresentConfig) (err error) {
+	if cfg.DSN == "" {
+		return errors.New("no PostgreSQL to find the room on: the DSN is empty")
+	}
+	if cfg.Room == "" {
+		cfg.Room = DefaultRoom
+	}
+	if cfg.Scenario == "" {
+		cfg.Scenario = DefaultScenario
+	}
+	if cfg.Server == "" {
+		hostname, _ := os.Hostname()
+		cfg.Server = fmt.Sprintf("present %s:%d", hostname, os.Getpid())
+	}
+	store, err := room.Open(ctx, cfg.DSN, cfg.Room, cfg.Server, room.Options{})
+	if err != nil {
+		return fmt.Errorf("cannot open room %s: %w", cfg.Room, err)
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+		defer cancel()
+		if cerr := store.Close(cctx); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("could not leave room %s cleanly: %w", cfg.Room, cerr))
+		}
+	}()
+	// The board goes to the program as a message; a newer one replaces
+	// one the program has not taken yet.
+	boards := make(chan tea.Msg, 1)
+	post := func() {
+		bctx, cancel := context.WithTimeout(ctx, roomReadTimeout)
+		defer cancel()
+		b, err := store.Board(bctx)
+		if err != nil {
+			return
+		}
+		select {
+		case <-boards:
+		default:
+		}
+		select {
+		case boards <- tui.BoardMsg(b):
+		default: // another post filled it meanwhile: as new as this one
+		}
+	}
+	stop := store.Subscribe(func(ev room.Event) {
+		if ev.Kind == room.BoardChanged || ev.Kind == room.Reconnected {
+			post()
+		}
+	})
+	defer stop()
+	post()
+	return tui.Run(ctx, tui.Options{
+		Provider: pgserver.DSNProvider{DSN: cfg.DSN}, Scenario: cfg.Scenario, Knobs: cfg.Knobs,
+		NoColor: cfg.NoColor, NoAsk: cfg.NoAsk, In: cfg.In, Out: cfg.Out, Stderr: cfg.Stderr,
+		Room: store, Presenter: true, Messages: boards,
+	})
+}

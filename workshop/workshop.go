@@ -1,0 +1,361 @@
+// Package workshop is leaserace's room mode put together: an SSH server
+// (sshroom) that gives every attendee a TUI (tui) and a run of their own
+// (engine) on one shared Host, each seated in a room whose state lives in
+// PostgreSQL (engine/room) and following the presenter's lead.
+//
+// Start serves a room; Present runs the presenter's TUI for it. Any number
+// of rooms started with the same Config.Room on one PostgreSQL, in one
+// process or many, form one room.
+package workshop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"sync"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/engine/room"
+	"github.com/leaserace/leaserace/scenario"
+	"github.com/leaserace/leaserace/sshroom"
+	"github.com/leaserace/leaserace/tui"
+)
+
+// Defaults of Config.
+const (
+	DefaultRoom     = "main"
+	DefaultMaxConns = 16
+	DefaultScenario = "renewal-race"
+)
+
+// cleanupTimeout bounds what one attendee's leaving does: dropping their
+// run's schemas and taking their seat out of the room. It stays under
+// sshroom.DefaultShutdownTimeout, so a room closes in time even while the
+// database is slow.
+const cleanupTimeout = 5 * time.Second
+
+// Config says what room to serve, where, and how many may join.
+type Config struct {
+	// DSN reaches the PostgreSQL server of the room and of every run.
+	// Required; it may hold a password.
+	DSN string
+	// Room names the room (DefaultRoom if empty): rooms with the same name
+	// on one PostgreSQL are one room.
+	Room string
+	// Server names this process on the presenter's board; default
+	// HOST:PORT of the SSH listener.
+	Server string
+	// Listen, HostKeyDir, MaxAttendees, IdleTimeout, AllowRemote, Open and
+	// RoomCode are sshroom.Config's. HostKeyDir is required.
+	Listen       string
+	HostKeyDir   string
+	MaxAttendees int
+	IdleTimeout  time.Duration
+	AllowRemote  bool
+	Open         bool
+	RoomCode     string
+	// MaxConns bounds the PostgreSQL connections every attendee's run
+	// shares (DefaultMaxConns if 0); the resource service has as many.
+	MaxConns int
+	// Scenario is what attendees start with (DefaultScenario if nil) until
+	// the presenter's lead moves them; Knobs likewise (blind / off if empty).
+	Scenario *scenario.Scenario
+	Knobs    scenario.Knobs
+	// ShutdownTimeout bounds Shutdown's closing of the sessions;
+	// sshroom.DefaultShutdownTimeout if 0.
+	ShutdownTimeout time.Duration
+	// Log hears sessions coming and going, and panics with their stacks.
+	// Nil discards.
+	Log *slog.Logger
+	// OnError hears what goes wrong in the room's background work (the
+	// LISTEN connection lost, say). Calls never overlap. Nil discards.
+	OnError func(error)
+}
+
+// Room is a served room: the SSH server, the Host every run shares and
+// the room's store, until Shutdown.
+type Room struct {
+	cfg   Config
+	host  *engine.Host
+	store *room.Store
+	ssh   *sshroom.Server
+	sc    *scenario.Scenario
+
+	stopSub func()
+	done    chan struct{} // closed when serving stopped
+	served  error
+
+	mu       sync.Mutex
+	sessions map[string]*seatLink // by sshroom session ID
+
+	shutdownOnce sync.Once
+	shutdownErr  error
+}
+
+// seatLink is one attendee's line to their program: leads go through it in
+// order, and a lead older than one already sent is dropped, so a late read
+// at join time or a lead heard again after a reconnect cannot move an
+// attendee back.
+type seatLink struct {
+	mu   sync.Mutex
+	send func(tea.Msg)
+	last int64
+}
+
+func (l *seatLink) lead(ld room.Lead) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if ld.Seq <= l.last {
+		return
+	}
+	l.last = ld.Seq
+	l.send(tui.LeadMsg(ld))
+}
+
+func (l *seatLink) forget() {
+	l.mu.Lock()
+	l.last = 0
+	l.mu.Unlock()
+}
+
+// ErrRemoteNotAllowed is sshroom's: Listen is beyond loopback and
+// AllowRemote is not set.
+var ErrRemoteNotAllowed = sshroom.ErrRemoteNotAllowed
+
+// Start opens the shared Host and the room's store, binds the SSH
+// listener and serves attendees until Shutdown. ctx bounds the start only.
+// On an error nothing is left running.
+func Start(ctx context.Context, cfg Config) (_ *Room, err error) {
+	if cfg.DSN == "" {
+		return nil, errors.New("no PostgreSQL to serve the room on: the DSN is empty")
+	}
+	if cfg.Room == "" {
+		cfg.Room = DefaultRoom
+	}
+	if err := room.ValidRoom(cfg.Room); err != nil {
+		return nil, err
+	}
+	if cfg.MaxConns == 0 {
+		cfg.MaxConns = DefaultMaxConns
+	}
+	if cfg.MaxConns < 2 {
+		return nil, fmt.Errorf("%d PostgreSQL connections cannot serve a room: want at least 2", cfg.MaxConns)
+	}
+	if cfg.Knobs.Renewal == "" {
+		cfg.Knobs.Renewal = scenario.RenewalBlind
+	}
+	if cfg.Knobs.Fencing == "" {
+		cfg.Knobs.Fencing = scenario.FencingOff
+	}
+	if _, err := scenario.ParseRenewal(string(cfg.Knobs.Renewal)); err != nil {
+		return nil, err
+	}
+	if _, err := scenario.ParseFencing(string(cfg.Knobs.Fencing)); err != nil {
+		return nil, err
+	}
+	sc := cfg.Scenario
+	if sc == nil {
+		if sc, err = scenario.Load(DefaultScenario); err != nil {
+			return nil, err
+		}
+	}
+	r := &Room{cfg: cfg, sc: sc, done: make(chan struct{}), sessions: map[string]*seatLink{}}
+
+	// Bind first: a port taken or an address refused fails before
+	// anything else starts, and the port names this process on the board.
+	r.ssh, err = sshroom.New(sshroom.Config{
+		Listen: cfg.Listen, HostKeyDir: cfg.HostKeyDir, MaxAttendees: cfg.MaxAttendees,
+		IdleTimeout: cfg.IdleTimeout, AllowRemote: cfg.AllowRemote, Open: cfg.Open, RoomCode: cfg.RoomCode,
+		MinWidth: tui.MinWidth, MinHeight: tui.MinHeight, ShutdownTimeout: cfg.ShutdownTimeout, Log: cfg.Log,
+	}, r.attendee)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			// Nothing was served: this releases the listener and what
+			// else was started.
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+			defer cancel()
+			_ = r.ssh.Shutdown(cctx)
+			err = errors.Join(err, r.closeParts(cctx))
+		}
+	}()
+	if cfg.Server == "" {
+		hostname, _ := os.Hostname()
+		_, port, _ := net.SplitHostPort(r.ssh.Addr().String())
+		cfg.Server = net.JoinHostPort(hostname, port)
+		r.cfg.Server = cfg.Server
+	}
+	r.host, err = engine.OpenHost(ctx, engine.HostConfig{DSN: cfg.DSN, MaxConns: int32(cfg.MaxConns)})
+	if err != nil {
+		return nil, fmt.Errorf("cannot set up the attendees' connections: %w", err)
+	}
+	r.store, err = room.Open(ctx, cfg.DSN, cfg.Room, cfg.Server, room.Options{OnError: cfg.OnError})
+	if err != nil {
+		return nil, fmt.Errorf("cannot open room %s: %w", cfg.Room, err)
+	}
+	r.stopSub = r.store.Subscribe(r.heard)
+	go func() {
+		defer close(r.done)
+		r.served = r.ssh.Serve(context.Background())
+	}()
+	return r, nil
+}
+
+// heard passes the room's events on to the attendees of this process.
+func (r *Room) heard(ev room.Event) {
+	switch {
+	case ev.Kind == room.LeadChanged && ev.Lead != nil:
+		for _, l := range r.links() {
+			l.lead(*ev.Lead)
+		}
+	case ev.Kind == room.RoomEnded:
+		// A room made again starts its leads from one.
+		for _, l := range r.links() {
+			l.forget()
+		}
+	}
+}
+
+func (r *Room) links() []*seatLink {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]*seatLink, 0, len(r.sessions))
+	for _, l := range r.sessions {
+		out = append(out, l)
+	}
+	return out
+}
+
+// attendee builds one attendee's TUI: a seat in the room and a run of
+// their own on the shared host, following the presenter.
+func (r *Room) attendee(ctx context.Context, s sshroom.Session) (tea.Model, func(), error) {
+	seat, err := r.store.Join(ctx, s.User)
+	if err != nil {
+		return nil, nil, fmt.Errorf("cannot take a seat in the room: %w", err)
+	}
+	leave := func() {
+		cctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+		defer cancel()
+		_ = r.store.Leave(cctx, seat.ID)
+	}
+	run, err := engine.Open(ctx, engine.Config{Scenario: r.sc, Knobs: r.cfg.Knobs, Host: r.host, Who: s.User, Provider: "room"})
+	if err != nil {
+		leave()
+		return nil, nil, fmt.Errorf("cannot open a run for %s: %w", s.User, err)
+	}
+	// The model outlives App's context, which ends with the session: its
+	// own Close, in the cleanup, ends what it started.
+	m, err := tui.NewModel(context.WithoutCancel(ctx), tui.Config{
+		Run: run, Host: r.host, Who: s.User, Room: r.store, Seat: seat, Follow: true,
+		Renderer: s.Renderer, Remote: true, Provider: "room",
+	})
+	if err != nil {
+		cctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+		defer cancel()
+		_ = run.Close(cctx)
+		leave()
+		return nil, nil, err
+	}
+	link := &seatLink{send: s.Send}
+	r.mu.Lock()
+	r.sessions[s.ID] = link
+	r.mu.Unlock()
+	if l, err := r.store.Lead(ctx); err == nil && l != nil {
+		// Join the presenter where they are now.
+		link.lead(*l)
+	}
+	cleanup := func() {
+		r.mu.Lock()
+		delete(r.sessions, s.ID)
+		r.mu.Unlock()
+		cctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+		defer cancel()
+		_ = m.Close(cctx)
+		leave()
+	}
+	return m, cleanup, nil
+}
+
+// Addr is the SSH listener's address.
+func (r *Room) Addr() net.Addr { return r.ssh.Addr() }
+
+// Fingerprint is the host key's SHA256 fingerprint, as ssh prints it.
+func (r *Room) Fingerprint() string { return r.ssh.Fingerprint() }
+
+// RoomCode is the code asked for at login, or "" when none is.
+func (r *Room) RoomCode() string { return r.ssh.RoomCode() }
+
+// Name is the room's name; Server names this process on the board.
+func (r *Room) Name() string   { return r.cfg.Room }
+func (r *Room) Server() string { return r.cfg.Server }
+
+// Attendees lists who is connected to this process, in the order they
+// joined.
+func (r *Room) Attendees() []sshroom.AttendeeInfo { return r.ssh.Attendees() }
+
+// Host is the pool and resource every attendee's run shares.
+func (r *Room) Host() *engine.Host { return r.host }
+
+// Store is this process's handle on the room's shared state.
+func (r *Room) Store() *room.Store { return r.store }
+
+// Done is closed when the room stopped serving: after Shutdown, or when
+// its listener failed (Err says why).
+func (r *Room) Done() <-chan struct{} { return r.done }
+
+// Err is why serving stopped, once Done is closed; nil after a clean
+// Shutdown.
+func (r *Room) Err() error {
+	select {
+	case <-r.done:
+		return r.served
+	default:
+		return nil
+	}
+}
+
+// Shutdown closes the room: every attendee is told and their session
+// ends, every run's schemas are dropped, this process's seats leave the
+// room, and the Host and the store are closed, all within ctx. The room's
+// own schema stays for the room's other processes and the presenter.
+// Later calls return the first call's result.
+func (r *Room) Shutdown(ctx context.Context) error {
+	r.shutdownOnce.Do(func() {
+		err := r.ssh.Shutdown(ctx)
+		if errors.Is(err, sshroom.ErrServerClosed) {
+			err = nil
+		}
+		select {
+		case <-r.done:
+		case <-ctx.Done():
+		}
+		r.shutdownErr = errors.Join(err, r.closeParts(ctx))
+	})
+	return r.shutdownErr
+}
+
+// closeParts closes what Start opened after the SSH server, in reverse.
+func (r *Room) closeParts(ctx context.Context) error {
+	var errs []error
+	if r.stopSub != nil {
+		r.stopSub()
+	}
+	if r.store != nil {
+		if err := r.store.Close(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("could not leave room %s cleanly: %w", r.cfg.Room, err))
+		}
+	}
+	if r.host != nil {
+		if err := r.host.Close(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("could not close the attendees' connections cleanly: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}
