@@ -1,0 +1,156 @@
+package main
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/leaserace/leaserace/sshroom"
+	gossh "golang.org/x/crypto/ssh"
+)
+
+// TestServeOverOpenSSHInTmux: leaserace serve on a throwaway local
+// cluster, two attendees with the real OpenSSH client in a real terminal
+// (tmux). alice steps and sees the race move; bob, on a run of his own, is
+// untouched. SIGTERM ends serve with 143 within 10 s: both attendees are
+// told and their ssh exits 0, and nothing is left (no cluster directory, no
+// process, no listener).
+func TestServeOverOpenSSHInTmux(t *testing.T) {
+	for _, bin := range []string{"tmux", "ssh"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			if os.Getenv("LEASERACE_REQUIRE_POSTGRES") == "1" {
+				t.Fatalf("%s is not installed, and LEASERACE_REQUIRE_POSTGRES asks for every end-to-end test", bin)
+			}
+			t.Skipf("%s is not installed: %v", bin, err)
+		}
+	}
+	t.Parallel()
+	tmp := localTempDir(t)
+	keyDir := filepath.Join(t.TempDir(), "hostkey")
+	s := startLeaserace(t, []string{"TMPDIR=" + tmp}, "serve", "--pg", "local", "--listen", "127.0.0.1:0", "--host-key-dir", keyDir)
+	// The address alone is the first line of standard output.
+	if !s.stdout.waitFor("\n", 3*time.Minute) {
+		select {
+		case <-s.done:
+			skipWithoutLocal(t, s.cmd.ProcessState.ExitCode(), s.stderr.String())
+		default:
+		}
+		t.Fatalf("serve printed no address within 3 minutes; stderr:\n%s", s.stderr.String())
+	}
+	addr := strings.TrimSpace(strings.SplitN(s.stdout.String(), "\n", 2)[0])
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || host != "127.0.0.1" {
+		t.Fatalf("the first line of standard output is %q, want 127.0.0.1:PORT", addr)
+	}
+	// The fingerprint printed is the key's in the key directory.
+	pubText, err := os.ReadFile(filepath.Join(keyDir, sshroom.HostKeyFile+".pub"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, _, _, _, err := gossh.ParseAuthorizedKey(pubText)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fp := gossh.FingerprintSHA256(pub); !strings.Contains(s.stderr.String(), "host key fingerprint "+fp) {
+		t.Errorf("stderr does not print the host key's fingerprint %s:\n%s", fp, s.stderr.String())
+	}
+	if !regexp.MustCompile(`attendees connect with ssh -p ` + port + ` NAME@127\.0\.0\.1`).MatchString(s.stderr.String()) {
+		t.Errorf("stderr does not say how to connect:\n%s", s.stderr.String())
+	}
+
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	tm := &tmuxSession{t: t, socket: "leaserace-serve-" + hex.EncodeToString(b[:])}
+	t.Cleanup(func() { _, _ = tm.tmux("kill-server") })
+	for _, who := range []string{"alice", "bob"} {
+		line := fmt.Sprintf("ssh -tt -p %s -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR %s@127.0.0.1; echo EXIT=$?; sleep 600", port, who)
+		if out, err := tm.tmux("new-session", "-d", "-s", who, "-x", "120", "-y", "40", line); err != nil {
+			t.Fatalf("tmux new-session %s: %v %s", who, err, out)
+		}
+	}
+	pane := func(who string) string {
+		out, err := tm.tmux("capture-pane", "-p", "-t", who)
+		if err != nil {
+			return "(no screen: " + strings.TrimSpace(out) + ")"
+		}
+		return out
+	}
+	wait := func(who string, d time.Duration, want ...string) string {
+		t.Helper()
+		end := time.Now().Add(d)
+		for {
+			scr := pane(who)
+			ok := true
+			for _, w := range want {
+				ok = ok && strings.Contains(scr, w)
+			}
+			if ok {
+				return scr
+			}
+			if time.Now().After(end) {
+				t.Fatalf("%s's terminal never showed %q within %s; it shows:\n%s\nserve's stderr:\n%s", who, want, d, scr, s.stderr.String())
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	keys := func(who string, k ...string) {
+		t.Helper()
+		if out, err := tm.tmux(append([]string{"send-keys", "-t", who}, k...)...); err != nil {
+			t.Fatalf("send-keys %s %v: %v %s", who, k, err, out)
+		}
+	}
+
+	wait("alice", 30*time.Second, "renewal-race", "event 0/6", "following the presenter")
+	wait("bob", 30*time.Second, "renewal-race", "event 0/6", "following the presenter")
+	keys("alice", "Right")
+	wait("alice", 10*time.Second, "event 1/6", "A heartbeat.send hb1")
+	keys("alice", "l", "l")
+	wait("alice", 10*time.Second, "event 3/6", "B acquire", "UPDATE 1", "owner         B (was A)")
+	// Give a stray step time to show before looking at bob.
+	time.Sleep(300 * time.Millisecond)
+	if scr := pane("bob"); !strings.Contains(scr, "event 0/6") || !strings.Contains(scr, "No statement yet") {
+		t.Errorf("alice's steps reached bob's terminal:\n%s", scr)
+	}
+	keys("bob", "l")
+	wait("bob", 10*time.Second, "event 1/6")
+	if scr := pane("alice"); !strings.Contains(scr, "event 3/6") {
+		t.Errorf("bob's step reached alice's terminal:\n%s", scr)
+	}
+
+	start := time.Now()
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	code := s.wait(t, 30*time.Second)
+	took := time.Since(start)
+	t.Logf("serve exited %d, %s after SIGTERM; stderr:\n%s", code, took, s.stderr.String())
+	if code != exitTerm {
+		t.Errorf("serve's exit status after SIGTERM: %d, want %d", code, exitTerm)
+	}
+	if took > 10*time.Second {
+		t.Errorf("serve took %s to stop after SIGTERM, want at most 10 s", took)
+	}
+	for _, who := range []string{"alice", "bob"} {
+		wait(who, 10*time.Second, "The presenter closed the room. Thank you for joining!", "EXIT=0")
+	}
+	if !strings.Contains(s.stderr.String(), "terminated; everything leaserace started has been stopped") {
+		t.Errorf("stderr does not say serve was terminated:\n%s", s.stderr.String())
+	}
+	if strings.Contains(s.stderr.String(), "warning:") {
+		t.Errorf("serve warned on its way out:\n%s", s.stderr.String())
+	}
+	if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+		c.Close()
+		t.Errorf("%s still listens after serve exited", addr)
+	}
+	assertNoCluster(t, tmp)
+}
