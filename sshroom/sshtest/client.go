@@ -48,6 +48,9 @@ type Options struct {
 	// OnOutput, when set, is called from the reader with the time each
 	// chunk of output arrived, after the screen took it in.
 	OnOutput func(at time.Time)
+	// NoLog keeps no copy of the raw output (Output is then empty): a
+	// long-running client's log would otherwise grow without end.
+	NoLog bool
 }
 
 // Client is one attendee: an SSH session with a PTY whose output is
@@ -63,6 +66,8 @@ type Client struct {
 
 	mu       sync.Mutex
 	out      bytes.Buffer
+	noLog    bool
+	tail     []byte // the last bytes of output, for a query split across reads
 	errOut   bytes.Buffer
 	scr      *Screen
 	answered bool
@@ -103,7 +108,7 @@ func Dial(t testing.TB, addr string, o Options) (*Client, error) {
 		return nil, err
 	}
 	c := &Client{t: t, raw: raw, conn: gossh.NewClient(cc, chans, reqs), scr: NewScreen(o.Width, o.Height),
-		exit: make(chan error, 1), drained: make(chan struct{})}
+		noLog: o.NoLog, exit: make(chan error, 1), drained: make(chan struct{})}
 	t.Cleanup(func() { c.conn.Close() })
 	if c.sess, err = c.conn.NewSession(); err != nil {
 		return nil, err
@@ -190,11 +195,16 @@ func (c *Client) read(r io.Reader, silent bool, onOutput func(time.Time)) {
 		if n > 0 {
 			at := time.Now()
 			c.mu.Lock()
-			c.out.Write(buf[:n])
+			if !c.noLog {
+				c.out.Write(buf[:n])
+			}
 			_, _ = c.scr.Write(buf[:n])
-			answer := !silent && !c.answered && bytes.Contains(c.out.Bytes(), colourQuery)
-			if answer {
-				c.answered = true
+			answer := false
+			if !silent && !c.answered {
+				seen := append(c.tail, buf[:n]...)
+				answer = bytes.Contains(seen, colourQuery)
+				c.answered = answer
+				c.tail = bytes.Clone(seen[max(0, len(seen)-len(colourQuery)):])
 			}
 			c.mu.Unlock()
 			if answer {

@@ -1,0 +1,432 @@
+package workshop_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/leaserace/leaserace/sshroom/sshtest"
+	"github.com/leaserace/leaserace/workshop"
+)
+
+// The benchmark's knobs, from the environment so that CI can run it short:
+//
+//	LEASERACE_BENCH_ATTENDEES  how many attendees (default 100)
+//	LEASERACE_BENCH_DURATION   how long they step (default 30s)
+//	LEASERACE_BENCH_EVERY      how often each presses a key (default 500ms)
+const (
+	envAttendees = "LEASERACE_BENCH_ATTENDEES"
+	envDuration  = "LEASERACE_BENCH_DURATION"
+	envEvery     = "LEASERACE_BENCH_EVERY"
+	// envChildAddr runs TestRoomBenchAttendees as the benchmark's
+	// attendees, against the room at this address.
+	envChildAddr = "LEASERACE_BENCH_ROOM"
+)
+
+func benchSettings(tb testing.TB) (n int, dur, every time.Duration) {
+	tb.Helper()
+	n, dur, every = 100, 30*time.Second, 500*time.Millisecond
+	var err error
+	if v := os.Getenv(envAttendees); v != "" {
+		if n, err = strconv.Atoi(v); err != nil || n < 1 {
+			tb.Fatalf("%s=%q: want a number of attendees, at least 1", envAttendees, v)
+		}
+	}
+	if v := os.Getenv(envDuration); v != "" {
+		if dur, err = time.ParseDuration(v); err != nil || dur <= 0 {
+			tb.Fatalf("%s=%q: want a duration such as 30s", envDuration, v)
+		}
+	}
+	if v := os.Getenv(envEvery); v != "" {
+		if every, err = time.ParseDuration(v); err != nil || every <= 0 {
+			tb.Fatalf("%s=%q: want a duration such as 500ms", envEvery, v)
+		}
+	}
+	return n, dur, every
+}
+
+// benchResult is what the attendees' process measured.
+type benchResult struct {
+	Connected int `json:"connected"`
+	Presses   int `json:"presses"`
+	// First is each key press to the first frame received after it; Done
+	// to the frame that shows what the key did; both in milliseconds.
+	First  []float64 `json:"first"`
+	Done   []float64 `json:"done"`
+	Errors []string  `json:"errors"`
+}
+
+// BenchmarkRoom: N attendees, each a real SSH client with a PTY, press a
+// key every 500 ms for 30 s, stepping through renewal-race (answering its
+// two questions, then back to the start) on runs of their own. The
+// attendees run in a child process, so that the heap measured here is the
+// server's; both share this machine's CPUs with PostgreSQL. It reports
+// attendees, p50-ms and p99-ms (a key press to the next frame received),
+// step-p50-ms and step-p99-ms (to the frame showing the key's effect),
+// errors, pg-conns (the most connections of the room seen in
+// pg_stat_activity) and heap-KB/attendee (the heap grown by the connected
+// attendees, over N). It fails if anything of an attendee is left once all
+// have disconnected.
+//
+// Run it once, with -benchtime=1x:
+//
+//	go test ./workshop -run '^$' -bench BenchmarkRoom -benchtime=1x
+//	LEASERACE_BENCH_ATTENDEES=10 LEASERACE_BENCH_DURATION=3s go test ./workshop -run '^$' -bench BenchmarkRoom -benchtime=1x
+func BenchmarkRoom(b *testing.B) {
+	n, dur, every := benchSettings(b)
+	d := scratch(b)
+	r, err := workshop.Start(testCtx(b), workshop.Config{
+		DSN: d.dsn, Room: "bench", Listen: "127.0.0.1:0", HostKeyDir: b.TempDir() + "/k",
+		MaxAttendees: n + 10, OnError: func(err error) { b.Logf("room: %v", err) },
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		if err := r.Shutdown(ctx); err != nil {
+			b.Errorf("Shutdown: %v", err)
+		}
+	}()
+	heap0 := heapNow()
+
+	// The most connections of the room at once, sampled all along.
+	stopConns := sampleConns(b, d)
+
+	child := exec.Command(os.Args[0], "-test.run=^TestRoomBenchAttendees$", "-test.count=1", "-test.timeout=0")
+	child.Env = append(os.Environ(), envChildAddr+"="+r.Addr().String(),
+		envAttendees+"="+strconv.Itoa(n), envDuration+"="+dur.String(), envEvery+"="+every.String())
+	child.Stderr = os.Stderr
+	stdin, err := child.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	stdout, err := child.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := child.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = child.Process.Kill(); _ = child.Wait() }()
+	lines := bufio.NewScanner(stdout)
+	lines.Buffer(make([]byte, 1<<20), 64<<20)
+	next := func(prefix string) string {
+		for lines.Scan() {
+			if rest, ok := strings.CutPrefix(lines.Text(), prefix); ok {
+				return rest
+			}
+		}
+		b.Fatalf("the attendees' process ended before saying %q: %v", prefix, lines.Err())
+		return ""
+	}
+
+	ready := next("READY ")
+	heap1 := heapNow()
+	attendees := len(r.Attendees())
+	b.Logf("%s connected; %d attendees in the room; heap %.1f MB → %.1f MB", ready, attendees, float64(heap0)/1e6, float64(heap1)/1e6)
+	if _, err := io.WriteString(stdin, "GO\n"); err != nil {
+		b.Fatal(err)
+	}
+	var res benchResult
+	if err := json.Unmarshal([]byte(next("RESULT ")), &res); err != nil {
+		b.Fatalf("the attendees' result: %v", err)
+	}
+	_ = stdin.Close()
+	if err := child.Wait(); err != nil {
+		b.Errorf("the attendees' process: %v", err)
+	}
+	pgConns := stopConns()
+
+	// Nothing of any attendee is left once they all disconnected: no
+	// session, no seat, no run schema (the Host's own two remain until
+	// Shutdown).
+	left := func() (sessions, seats int, schemas []string) {
+		if bd, err := r.Store().Board(testCtx(b)); err == nil {
+			seats = len(bd.Seats)
+		}
+		for _, s := range d.schemas(b) {
+			if !strings.HasPrefix(s, "lr_base_") && !strings.HasPrefix(s, "lr_res_") {
+				schemas = append(schemas, s)
+			}
+		}
+		return len(r.Attendees()), seats, schemas
+	}
+	for end := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		sessions, seats, schemas := left()
+		if sessions == 0 && seats == 0 && len(schemas) == 0 {
+			break
+		}
+		if time.Now().After(end) {
+			b.Errorf("30 s after every attendee disconnected: %d sessions, %d seats and %d run schemas left", sessions, seats, len(schemas))
+			break
+		}
+	}
+
+	for i, e := range res.Errors {
+		if i == 5 {
+			b.Logf("… and %d more errors", len(res.Errors)-5)
+			break
+		}
+		b.Logf("error: %s", e)
+	}
+	b.ReportMetric(float64(res.Connected), "attendees")
+	b.ReportMetric(percentile(res.First, 50), "p50-ms")
+	b.ReportMetric(percentile(res.First, 99), "p99-ms")
+	b.ReportMetric(percentile(res.Done, 50), "step-p50-ms")
+	b.ReportMetric(percentile(res.Done, 99), "step-p99-ms")
+	b.ReportMetric(float64(len(res.Errors)), "errors")
+	b.ReportMetric(float64(pgConns), "pg-conns")
+	b.ReportMetric(float64(res.Presses), "presses")
+	if res.Connected > 0 {
+		b.ReportMetric(float64(int64(heap1)-int64(heap0))/float64(res.Connected)/1024, "heap-KB/attendee")
+	}
+}
+
+// heapNow is the live heap after a collection.
+func heapNow() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// sampleConns counts the room's connections in pg_stat_activity every
+// 50 ms until the returned function is called, which returns the most seen.
+func sampleConns(b *testing.B, d db) func() int {
+	ctx, cancel := context.WithCancel(context.Background())
+	most := 0
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ctx.Err() == nil {
+			var n int
+			err := d.admin.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+				WHERE datname = $1 AND pid <> pg_backend_pid() AND application_name LIKE 'leaserace%'`, d.name).Scan(&n)
+			if err != nil {
+				return
+			}
+			most = max(most, n)
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+	return func() int {
+		cancel()
+		<-done
+		return most
+	}
+}
+
+func percentile(v []float64, p float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	i := int(float64(len(s)-1) * p / 100)
+	return s[i]
+}
+
+// TestRoomBenchAttendees is BenchmarkRoom's attendees, run in a process of
+// their own: it connects them, says READY, waits for GO on standard input,
+// lets them step, and prints the RESULT as JSON.
+func TestRoomBenchAttendees(t *testing.T) {
+	addr := os.Getenv(envChildAddr)
+	if addr == "" {
+		t.Skip("runs only as BenchmarkRoom's attendees")
+	}
+	n, dur, every := benchSettings(t)
+	var (
+		mu  sync.Mutex
+		res benchResult
+	)
+	fail := func(format string, args ...any) {
+		mu.Lock()
+		res.Errors = append(res.Errors, fmt.Sprintf(format, args...))
+		mu.Unlock()
+	}
+
+	// Connect, a few at a time, as a room fills.
+	bots := make([]*bot, n)
+	sem := make(chan struct{}, 8)
+	var wg sync.WaitGroup
+	for i := range bots {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			bt, err := dialBot(t, addr, fmt.Sprintf("bot%03d", i))
+			if err != nil {
+				fail("bot%03d: %v", i, err)
+				return
+			}
+			bots[i] = bt
+		})
+	}
+	wg.Wait()
+	bots = slices.DeleteFunc(bots, func(bt *bot) bool { return bt == nil })
+	res.Connected = len(bots)
+	fmt.Printf("READY %d of %d\n", len(bots), n)
+	if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil {
+		t.Fatalf("no GO: %v", err)
+	}
+
+	deadline := time.Now().Add(dur)
+	for _, bt := range bots {
+		wg.Go(func() {
+			first, done, presses, errs := bt.step(deadline, every)
+			mu.Lock()
+			res.First = append(res.First, first...)
+			res.Done = append(res.Done, done...)
+			res.Presses += presses
+			res.Errors = append(res.Errors, errs...)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	for _, bt := range bots {
+		_ = bt.c.Close()
+	}
+	out, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Printf("RESULT %s\n", out)
+}
+
+// bot is one benchmark attendee.
+type bot struct {
+	name string
+	c    *sshtest.Client
+	out  chan struct{} // a signal per chunk of output
+
+	mu      sync.Mutex
+	pressed time.Time
+	first   time.Time // first output after pressed
+	last    time.Time // latest output
+}
+
+func dialBot(t *testing.T, addr, name string) (*bot, error) {
+	bt := &bot{name: name, out: make(chan struct{}, 1)}
+	c, err := sshtest.Dial(t, addr, sshtest.Options{User: name, Width: 120, Height: 40, NoLog: true, OnOutput: bt.heard})
+	if err != nil {
+		return nil, err
+	}
+	bt.c = c
+	if _, err := c.Await(30*time.Second, "renewal-race", event(0)); err != nil {
+		return nil, err
+	}
+	return bt, nil
+}
+
+func (bt *bot) heard(at time.Time) {
+	bt.mu.Lock()
+	if !bt.pressed.IsZero() && bt.first.IsZero() && !at.Before(bt.pressed) {
+		bt.first = at
+	}
+	bt.last = at
+	bt.mu.Unlock()
+	select {
+	case bt.out <- struct{}{}:
+	default:
+	}
+}
+
+// A round through renewal-race: a key and what the screen shows once it
+// took effect. The two questions are answered with their first choice.
+var round = []struct{ key, shows string }{
+	{"l", "event 1/6"}, {"l", "event 2/6"}, {"l", "event 3/6"}, {"l", "event 4/6"},
+	{"l", "esc skips the question"}, {"1", "event 5/6"},
+	{"l", "esc skips the question"}, {"1", "event 6/6"},
+	{"g", "event 0/6"},
+}
+
+// stepTimeout is how long a key may take to show its effect before it
+// counts as an error.
+const stepTimeout = 5 * time.Second
+
+// step presses a key every `every` (or as soon as the last one showed its
+// effect, if later) until deadline.
+func (bt *bot) step(deadline time.Time, every time.Duration) (first, done []float64, presses int, errs []string) {
+	next := time.Now().Add(rand.N(every)) // spread the attendees' beats
+	i := 0
+	for {
+		time.Sleep(time.Until(next))
+		if time.Now().After(deadline) {
+			return
+		}
+		next = next.Add(every)
+		k := round[i%len(round)]
+		select {
+		case <-bt.out:
+		default:
+		}
+		at := time.Now()
+		bt.mu.Lock()
+		bt.pressed, bt.first = at, time.Time{}
+		bt.mu.Unlock()
+		presses++
+		if err := bt.c.Send(k.key); err != nil {
+			errs = append(errs, fmt.Sprintf("%s: %v", bt.name, err))
+			return
+		}
+		f, d, ok := bt.await(k.shows, at.Add(stepTimeout))
+		if !ok {
+			errs = append(errs, fmt.Sprintf("%s: %q did not show %q within %s; screen:\n%s", bt.name, k.key, k.shows, stepTimeout, bt.c.Screen()))
+			bt.resync()
+			i = 0
+			next = time.Now().Add(every)
+			continue
+		}
+		first = append(first, ms(f.Sub(at)))
+		done = append(done, ms(d.Sub(at)))
+		i++
+		if time.Now().After(next) {
+			next = time.Now()
+		}
+	}
+}
+
+// await waits until the screen shows want; it returns when the first
+// output after the key press came and when the output that showed want did.
+func (bt *bot) await(want string, until time.Time) (first, done time.Time, ok bool) {
+	t := time.NewTimer(time.Until(until))
+	defer t.Stop()
+	for {
+		select {
+		case <-bt.out:
+		case <-t.C:
+			return first, done, false
+		}
+		bt.mu.Lock()
+		first, done = bt.first, bt.last
+		bt.mu.Unlock()
+		if !first.IsZero() && strings.Contains(sshtest.Flat(bt.c.Screen()), want) {
+			return first, done, true
+		}
+	}
+}
+
+// resync brings a bot that lost its place back to the start: esc skips a
+// question if one waits, g goes to the start.
+func (bt *bot) resync() {
+	_ = bt.c.Send("\x1b")
+	time.Sleep(time.Second)
+	_ = bt.c.Send("g")
+	_, _ = bt.c.Await(stepTimeout, event(0))
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
