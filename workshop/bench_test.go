@@ -9,14 +9,18 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/leaserace/leaserace/sshroom/sshtest"
 	"github.com/leaserace/leaserace/workshop"
 )
@@ -30,6 +34,9 @@ const (
 	envAttendees = "LEASERACE_BENCH_ATTENDEES"
 	envDuration  = "LEASERACE_BENCH_DURATION"
 	envEvery     = "LEASERACE_BENCH_EVERY"
+	// envProfile, when set, is where the server's CPU profile of the
+	// stepping (not the joining) goes.
+	envProfile = "LEASERACE_BENCH_CPUPROFILE"
 	// envChildAddr runs TestRoomBenchAttendees as the benchmark's
 	// attendees, against the room at this address.
 	envChildAddr = "LEASERACE_BENCH_ROOM"
@@ -63,9 +70,12 @@ type benchResult struct {
 	Presses   int `json:"presses"`
 	// First is each key press to the first frame received after it; Done
 	// to the frame that shows what the key did; both in milliseconds.
-	First  []float64 `json:"first"`
-	Done   []float64 `json:"done"`
-	Errors []string  `json:"errors"`
+	First []float64 `json:"first"`
+	Done  []float64 `json:"done"`
+	// DoneBy is Done by what the key was for ("step", "question",
+	// "answer", "start").
+	DoneBy map[string][]float64 `json:"done_by"`
+	Errors []string             `json:"errors"`
 }
 
 // BenchmarkRoom: N attendees, each a real SSH client with a PTY, press a
@@ -105,6 +115,7 @@ func BenchmarkRoom(b *testing.B) {
 
 	// The most connections of the room at once, sampled all along.
 	stopConns := sampleConns(b, d)
+	pgCPU0, pgCPUErr := clusterCPU(b, d)
 
 	child := exec.Command(os.Args[0], "-test.run=^TestRoomBenchAttendees$", "-test.count=1", "-test.timeout=0")
 	child.Env = append(os.Environ(), envChildAddr+"="+r.Addr().String(),
@@ -138,6 +149,19 @@ func BenchmarkRoom(b *testing.B) {
 	heap1 := heapNow()
 	attendees := len(r.Attendees())
 	b.Logf("%s connected; %d attendees in the room; heap %.1f MB → %.1f MB", ready, attendees, float64(heap0)/1e6, float64(heap1)/1e6)
+	// What the attendees cost sitting idle, then while they step.
+	idle0, idleAt := selfCPU(), time.Now()
+	time.Sleep(2 * time.Second)
+	b.Logf("server CPU with %d attendees idle: %.0f%% of one core", attendees, 100*float64(selfCPU()-idle0)/float64(time.Since(idleAt)))
+	stopProfile := func() {}
+	if path := os.Getenv(envProfile); path != "" {
+		stopProfile = profileCPU(b, path)
+		defer stopProfile()
+	}
+	self0 := selfCPU()
+	psi0, psiErr := cpuPressure()
+	stepAt := time.Now()
+	pgCPU1, _ := clusterCPU(b, d)
 	if _, err := io.WriteString(stdin, "GO\n"); err != nil {
 		b.Fatal(err)
 	}
@@ -145,11 +169,32 @@ func BenchmarkRoom(b *testing.B) {
 	if err := json.Unmarshal([]byte(next("RESULT ")), &res); err != nil {
 		b.Fatalf("the attendees' result: %v", err)
 	}
+	stopProfile()
+	self1 := selfCPU()
+	psi1, _ := cpuPressure()
+	stepped := time.Since(stepAt)
+	pgCPU2, _ := clusterCPU(b, d)
 	_ = stdin.Close()
 	if err := child.Wait(); err != nil {
 		b.Errorf("the attendees' process: %v", err)
 	}
 	pgConns := stopConns()
+	if psiErr == nil {
+		// The machine is shared: how much of the time something (ours or
+		// not) was ready to run and waited for a CPU.
+		load, _ := os.ReadFile("/proc/loadavg")
+		b.Logf("while stepping, some task waited for a CPU %.0f%% of the time (PSI); load average %s",
+			100*float64(psi1-psi0)/float64(stepped), strings.Join(strings.Fields(string(load))[:3], " "))
+	}
+	// Where the CPU went while the attendees stepped (the attendees'
+	// process: its whole life, connecting included).
+	if pgCPUErr == nil {
+		b.Logf("CPU while stepping: server %s, PostgreSQL %s; attendees' process %s in all (PostgreSQL %s while they connected)",
+			self1-self0, pgCPU2-pgCPU1, child.ProcessState.UserTime()+child.ProcessState.SystemTime(), pgCPU1-pgCPU0)
+	} else {
+		b.Logf("CPU while stepping: server %s; attendees' process %s in all; PostgreSQL's unknown (%v)",
+			self1-self0, child.ProcessState.UserTime()+child.ProcessState.SystemTime(), pgCPUErr)
+	}
 
 	// Nothing of any attendee is left once they all disconnected: no
 	// session, no seat, no run schema (the Host's own two remain until
@@ -176,6 +221,10 @@ func BenchmarkRoom(b *testing.B) {
 		}
 	}
 
+	for _, k := range []string{"step", "question", "answer", "start"} {
+		v := res.DoneBy[k]
+		b.Logf("%-8s %5d presses, p50 %6.1f ms, p99 %6.1f ms to the frame showing it", k, len(v), percentile(v, 50), percentile(v, 99))
+	}
 	for i, e := range res.Errors {
 		if i == 5 {
 			b.Logf("… and %d more errors", len(res.Errors)-5)
@@ -196,6 +245,90 @@ func BenchmarkRoom(b *testing.B) {
 	}
 }
 
+// selfCPU is the CPU time this process used so far.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// clusterCPU is the CPU time used so far by the PostgreSQL server of d and
+// its live processes, read from /proc: the server must run on this
+// machine, under a data directory this process may read.
+func clusterCPU(b *testing.B, d db) (time.Duration, error) {
+	var dir string
+	if err := d.admin.QueryRow(testCtx(b), "SHOW data_directory").Scan(&dir); err != nil {
+		return 0, err
+	}
+	pidFile, err := os.ReadFile(filepath.Join(dir, "postmaster.pid"))
+	if err != nil {
+		return 0, err
+	}
+	root, _, _ := strings.Cut(string(pidFile), "\n")
+	procs, err := filepath.Glob("/proc/[0-9]*/stat")
+	if err != nil {
+		return 0, err
+	}
+	var ticks int64
+	for _, p := range procs {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			continue // gone meanwhile
+		}
+		// The command may hold spaces: the fields after it start past ")".
+		i := strings.LastIndexByte(string(data), ')')
+		f := strings.Fields(string(data)[i+1:])
+		pid := filepath.Base(filepath.Dir(p))
+		if len(f) < 13 || (pid != root && f[1] != root) {
+			continue
+		}
+		ut, _ := strconv.ParseInt(f[11], 10, 64)
+		st, _ := strconv.ParseInt(f[12], 10, 64)
+		ticks += ut + st
+	}
+	// Linux counts in USER_HZ, 100 a second everywhere it runs today.
+	return time.Duration(ticks) * 10 * time.Millisecond, nil
+}
+
+// profileCPU writes this process's CPU profile to path until the returned
+// function is called.
+func profileCPU(b *testing.B, path string) func() {
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		b.Fatal(err)
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			pprof.StopCPUProfile()
+			if err := f.Close(); err != nil {
+				b.Error(err)
+			}
+		})
+	}
+}
+
+// cpuPressure is the total time some task waited for a CPU, from the
+// kernel's pressure stall information.
+func cpuPressure() (time.Duration, error) {
+	data, err := os.ReadFile("/proc/pressure/cpu")
+	if err != nil {
+		return 0, err
+	}
+	for _, f := range strings.Fields(strings.SplitN(string(data), "\n", 2)[0]) {
+		if v, ok := strings.CutPrefix(f, "total="); ok {
+			us, err := strconv.ParseInt(v, 10, 64)
+			return time.Duration(us) * time.Microsecond, err
+		}
+	}
+	return 0, fmt.Errorf("no total in /proc/pressure/cpu: %q", data)
+}
+
 // heapNow is the live heap after a collection.
 func heapNow() uint64 {
 	runtime.GC()
@@ -208,6 +341,10 @@ func heapNow() uint64 {
 // sampleConns counts the room's connections in pg_stat_activity every
 // 50 ms until the returned function is called, which returns the most seen.
 func sampleConns(b *testing.B, d db) func() int {
+	conn, err := pgx.Connect(testCtx(b), d.dsn)
+	if err != nil {
+		b.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	most := 0
 	done := make(chan struct{})
@@ -215,9 +352,12 @@ func sampleConns(b *testing.B, d db) func() int {
 		defer close(done)
 		for ctx.Err() == nil {
 			var n int
-			err := d.admin.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+			err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
 				WHERE datname = $1 AND pid <> pg_backend_pid() AND application_name LIKE 'leaserace%'`, d.name).Scan(&n)
 			if err != nil {
+				if ctx.Err() == nil {
+					b.Errorf("counting the room's connections: %v", err)
+				}
 				return
 			}
 			most = max(most, n)
@@ -227,6 +367,7 @@ func sampleConns(b *testing.B, d db) func() int {
 	return func() int {
 		cancel()
 		<-done
+		conn.Close(context.Background())
 		return most
 	}
 }
@@ -250,10 +391,8 @@ func TestRoomBenchAttendees(t *testing.T) {
 		t.Skip("runs only as BenchmarkRoom's attendees")
 	}
 	n, dur, every := benchSettings(t)
-	var (
-		mu  sync.Mutex
-		res benchResult
-	)
+	var mu sync.Mutex
+	res := benchResult{DoneBy: map[string][]float64{}}
 	fail := func(format string, args ...any) {
 		mu.Lock()
 		res.Errors = append(res.Errors, fmt.Sprintf(format, args...))
@@ -287,10 +426,13 @@ func TestRoomBenchAttendees(t *testing.T) {
 	deadline := time.Now().Add(dur)
 	for _, bt := range bots {
 		wg.Go(func() {
-			first, done, presses, errs := bt.step(deadline, every)
+			first, done, doneBy, presses, errs := bt.step(deadline, every)
 			mu.Lock()
 			res.First = append(res.First, first...)
 			res.Done = append(res.Done, done...)
+			for k, v := range doneBy {
+				res.DoneBy[k] = append(res.DoneBy[k], v...)
+			}
 			res.Presses += presses
 			res.Errors = append(res.Errors, errs...)
 			mu.Unlock()
@@ -312,6 +454,9 @@ type bot struct {
 	name string
 	c    *sshtest.Client
 	out  chan struct{} // a signal per chunk of output
+
+	// roomFailed: the screen said the room did not take a report.
+	roomFailed bool
 
 	mu      sync.Mutex
 	pressed time.Time
@@ -347,11 +492,11 @@ func (bt *bot) heard(at time.Time) {
 
 // A round through renewal-race: a key and what the screen shows once it
 // took effect. The two questions are answered with their first choice.
-var round = []struct{ key, shows string }{
-	{"l", "event 1/6"}, {"l", "event 2/6"}, {"l", "event 3/6"}, {"l", "event 4/6"},
-	{"l", "esc skips the question"}, {"1", "event 5/6"},
-	{"l", "esc skips the question"}, {"1", "event 6/6"},
-	{"g", "event 0/6"},
+var round = []struct{ key, shows, what string }{
+	{"l", "event 1/6", "step"}, {"l", "event 2/6", "step"}, {"l", "event 3/6", "step"}, {"l", "event 4/6", "step"},
+	{"l", "esc skips the question", "question"}, {"1", "event 5/6", "answer"},
+	{"l", "esc skips the question", "question"}, {"1", "event 6/6", "answer"},
+	{"g", "event 0/6", "start"},
 }
 
 // stepTimeout is how long a key may take to show its effect before it
@@ -360,7 +505,8 @@ const stepTimeout = 5 * time.Second
 
 // step presses a key every `every` (or as soon as the last one showed its
 // effect, if later) until deadline.
-func (bt *bot) step(deadline time.Time, every time.Duration) (first, done []float64, presses int, errs []string) {
+func (bt *bot) step(deadline time.Time, every time.Duration) (first, done []float64, doneBy map[string][]float64, presses int, errs []string) {
+	doneBy = map[string][]float64{}
 	next := time.Now().Add(rand.N(every)) // spread the attendees' beats
 	i := 0
 	for {
@@ -391,8 +537,14 @@ func (bt *bot) step(deadline time.Time, every time.Duration) (first, done []floa
 			next = time.Now().Add(every)
 			continue
 		}
+		if strings.Contains(sshtest.Flat(bt.c.Screen()), "did not take the last report") && !bt.roomFailed {
+			// The step showed, but the board missed it: that is an error too.
+			bt.roomFailed = true
+			errs = append(errs, fmt.Sprintf("%s: the room did not take a report; screen:\n%s", bt.name, bt.c.Screen()))
+		}
 		first = append(first, ms(f.Sub(at)))
 		done = append(done, ms(d.Sub(at)))
+		doneBy[k.what] = append(doneBy[k.what], ms(d.Sub(at)))
 		i++
 		if time.Now().After(next) {
 			next = time.Now()

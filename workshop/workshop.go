@@ -97,32 +97,6 @@ type Room struct {
 	shutdownErr  error
 }
 
-// seatLink is one attendee's line to their program: leads go through it in
-// order, and a lead older than one already sent is dropped, so a late read
-// at join time or a lead heard again after a reconnect cannot move an
-// attendee back.
-type seatLink struct {
-	mu   sync.Mutex
-	send func(tea.Msg)
-	last int64
-}
-
-func (l *seatLink) lead(ld room.Lead) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if ld.Seq <= l.last {
-		return
-	}
-	l.last = ld.Seq
-	l.send(tui.LeadMsg(ld))
-}
-
-func (l *seatLink) forget() {
-	l.mu.Lock()
-	l.last = 0
-	l.mu.Unlock()
-}
-
 // ErrRemoteNotAllowed is sshroom's: Listen is beyond loopback and
 // AllowRemote is not set.
 var ErrRemoteNotAllowed = sshroom.ErrRemoteNotAllowed
@@ -196,7 +170,9 @@ func Start(ctx context.Context, cfg Config) (_ *Room, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot set up the attendees' connections: %w", err)
 	}
-	r.store, err = room.Open(ctx, cfg.DSN, cfg.Room, cfg.Server, room.Options{OnError: cfg.OnError})
+	// Two pooled connections: the attendees' reports, votes and goals go
+	// through them, a report per move.
+	r.store, err = room.Open(ctx, cfg.DSN, cfg.Room, cfg.Server, room.Options{Conns: 2, OnError: cfg.OnError})
 	if err != nil {
 		return nil, fmt.Errorf("cannot open room %s: %w", cfg.Room, err)
 	}
@@ -250,10 +226,11 @@ func (r *Room) attendee(ctx context.Context, s sshroom.Session) (tea.Model, func
 		leave()
 		return nil, nil, fmt.Errorf("cannot open a run for %s: %w", s.User, err)
 	}
+	link := newSeatLink(r.store, s.Send)
 	// The model outlives App's context, which ends with the session: its
 	// own Close, in the cleanup, ends what it started.
 	m, err := tui.NewModel(context.WithoutCancel(ctx), tui.Config{
-		Run: run, Host: r.host, Who: s.User, Room: r.store, Seat: seat, Follow: true,
+		Run: run, Host: r.host, Who: s.User, Room: link, Seat: seat, Follow: true,
 		Renderer: s.Renderer, Remote: true, Provider: "room",
 	})
 	if err != nil {
@@ -263,7 +240,6 @@ func (r *Room) attendee(ctx context.Context, s sshroom.Session) (tea.Model, func
 		leave()
 		return nil, nil, err
 	}
-	link := &seatLink{send: s.Send}
 	r.mu.Lock()
 	r.sessions[s.ID] = link
 	r.mu.Unlock()
