@@ -108,18 +108,6 @@ func (d db) sessions(t testing.TB) int {
 	return n
 }
 
-// appNames lists application_name of every session of the database but
-// the admin's.
-func (d db) appNames(t testing.TB) []string {
-	t.Helper()
-	rows, _ := d.admin.Query(testCtx(t), `SELECT application_name FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid() ORDER BY 1`, d.name)
-	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return names
-}
-
 // serve starts a room on d with small pools, shut down when the test ends.
 func serve(t testing.TB, d db, cfg workshop.Config) *workshop.Room {
 	t.Helper()
