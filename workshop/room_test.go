@@ -15,6 +15,7 @@ import (
 	"github.com/leaserace/leaserace/scenario"
 	"github.com/leaserace/leaserace/sshroom/sshtest"
 	"github.com/leaserace/leaserace/workshop"
+	"go.uber.org/goleak"
 )
 
 // TestAttendeesStepIndependently: two attendees, each with a run of their
@@ -371,6 +372,7 @@ func TestVanishedClientLeavesNothing(t *testing.T) {
 // closes every connection, within 10 s; the port no longer listens.
 func TestShutdownLeavesNothing(t *testing.T) {
 	d := scratch(t)
+	before := goleak.IgnoreCurrent()
 	r, err := workshop.Start(testCtx(t), workshop.Config{
 		DSN: d.dsn, Room: "closing", Listen: "127.0.0.1:0", HostKeyDir: t.TempDir() + "/k", MaxConns: 4,
 	})
@@ -430,6 +432,11 @@ func TestShutdownLeavesNothing(t *testing.T) {
 	if err := r.Shutdown(context.Background()); err != nil {
 		t.Errorf("a second Shutdown: %v", err)
 	}
+	// Once the attendees hang up, no goroutine of the room is left.
+	for _, c := range []*sshtest.Client{alice, bob, tiny, mute} {
+		_ = c.Close()
+	}
+	goleak.VerifyNone(t, before)
 }
 
 // TestStartFailureLeavesNothing: a room that cannot bind its port starts
