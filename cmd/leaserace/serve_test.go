@@ -154,3 +154,32 @@ func TestServeOverOpenSSHInTmux(t *testing.T) {
 	}
 	assertNoCluster(t, tmp)
 }
+
+// TestServeAndPresentRefuseBadFlags: what cannot work is refused with exit
+// 2 before any server starts.
+func TestServeAndPresentRefuseBadFlags(t *testing.T) {
+	t.Parallel()
+	keys := filepath.Join(t.TempDir(), "hostkey")
+	for _, tc := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{"serve", "--open", "--host-key-dir", keys}, "--open only matters with --allow-remote"},
+		{[]string{"serve", "--listen", "0.0.0.0:2222", "--host-key-dir", keys}, "other machines can reach"},
+		{[]string{"serve", "--max-conns", "1", "--host-key-dir", keys}, "--max-conns 1"},
+		{[]string{"serve", "--max-attendees", "0", "--host-key-dir", keys}, "--max-attendees 0"},
+		{[]string{"present", "--room", "Bad Room"}, "--room \"Bad Room\""},
+		{[]string{"present"}, "not a terminal"},
+	} {
+		res := leaserace(t, tc.args...)
+		if res.code != exitUsage || !strings.Contains(res.stderr, tc.says) {
+			t.Errorf("leaserace %v: want exit 2 saying %q, got %v", tc.args, tc.says, res)
+		}
+		if strings.Contains(res.stderr, "starting PostgreSQL") {
+			t.Errorf("leaserace %v started PostgreSQL before refusing its flags:\n%s", tc.args, res.stderr)
+		}
+	}
+	if _, err := os.Stat(keys); err == nil {
+		t.Errorf("a refused serve made the host key directory %s", keys)
+	}
+}
