@@ -66,12 +66,13 @@ func TestAttendeesStepIndependently(t *testing.T) {
 	if !slices.Contains(names, want) {
 		t.Errorf("pg_stat_activity never showed %q while alice stepped; it showed %q", want, names)
 	}
+	// A pooled connection keeps the name of the batch it last ran, and pgx
+	// prepares a new statement in a round trip of its own, before the batch
+	// that names the connection anew: a row may so show bob's old name on
+	// alice's way in. No row may name alice with another schema.
 	for _, n := range names {
 		if strings.HasPrefix(n, "leaserace alice ") && !strings.HasSuffix(n, " "+aliceRun) {
 			t.Errorf("a statement of alice's names another schema: %q", n)
-		}
-		if strings.HasPrefix(n, "leaserace bob ") {
-			t.Errorf("a statement of bob's ran while only alice stepped: %q", n)
 		}
 	}
 
