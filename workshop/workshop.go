@@ -39,6 +39,10 @@ const (
 // database is slow.
 const cleanupTimeout = 5 * time.Second
 
+// closeReserve is what Shutdown keeps of its time for closing the store and
+// the host once the sessions have ended.
+const closeReserve = 2 * time.Second
+
 // Config says what room to serve, where, and how many may join.
 type Config struct {
 	// DSN reaches the PostgreSQL server of the room and of every run.
@@ -304,13 +308,22 @@ func (r *Room) Err() error {
 // Later calls return the first call's result.
 func (r *Room) Shutdown(ctx context.Context) error {
 	r.shutdownOnce.Do(func() {
-		err := r.ssh.Shutdown(ctx)
+		// Sessions that will not end must not take all the time: the
+		// store and the host still have to close, and the host drops the
+		// schemas it made.
+		sshCtx := ctx
+		if dl, ok := ctx.Deadline(); ok && time.Until(dl) > 2*closeReserve {
+			var cancel context.CancelFunc
+			sshCtx, cancel = context.WithDeadline(ctx, dl.Add(-closeReserve))
+			defer cancel()
+		}
+		err := r.ssh.Shutdown(sshCtx)
 		if errors.Is(err, sshroom.ErrServerClosed) {
 			err = nil
 		}
 		select {
 		case <-r.done:
-		case <-ctx.Done():
+		case <-sshCtx.Done():
 		}
 		r.shutdownErr = errors.Join(err, r.closeParts(ctx))
 	})
