@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/leaserace/leaserace/engine/pgserver"
 	"github.com/leaserace/leaserace/engine/resource"
 	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/scenario"
@@ -538,4 +539,16 @@ func (r *Run) ResourceURL() string {
 		return l.rc.URL()
 	}
 	return ""
+}
+
+// PsqlCommand is the psql command line for this run's server and schema;
+// see pgserver.PsqlCommand.
+func (r *Run) PsqlCommand() (line string, needsPassword bool, err error) {
+	r.mu.Lock()
+	l, ok := r.be.(*live)
+	r.mu.Unlock()
+	if !ok {
+		return "", false, errors.New("a replay has no database to open psql on")
+	}
+	return pgserver.PsqlCommand(l.host.dsn, l.schemaName)
 }
