@@ -85,7 +85,7 @@ func Fact(about scenario.About, s transcript.Step, initialEpoch int64) string {
 	case scenario.AboutResult:
 		return s.Result
 	case scenario.AboutVerdict:
-		return transcript.OutcomeOf(s.Coordinator, cloneRes(s.Resource), initialEpoch).Verdict
+		return transcript.OutcomeOf(s.Coordinator, s.Resource.Clone(), initialEpoch).Verdict
 	case scenario.AboutOwner:
 		if s.Coordinator == nil {
 			return ""

@@ -134,7 +134,7 @@ func (l *live) apply(ctx context.Context, mv scenario.Move) (transcript.Step, er
 		return st, err
 	}
 	ev := w.event(mv)
-	prev := cloneLease(w.coord)
+	prev := w.coord.Clone()
 	l.faultPoint(beforeStepSQL, mv)
 	var err error
 	switch mv.Action {
@@ -149,7 +149,7 @@ func (l *live) apply(ctx context.Context, mv scenario.Move) (transcript.Step, er
 		err = l.coordinate(ctx, mv.Actor, &st, l.host.sql.acquire, w.sc.Lease, mv.Actor, mv.T, w.sc.TTL)
 		if err == nil {
 			if st.Rows == 1 {
-				w.actor(mv.Actor).lease = cloneLease(w.coord)
+				w.actor(mv.Actor).lease = w.coord.Clone()
 			} else {
 				st.Result = transcript.ResultRefused
 			}
@@ -203,8 +203,8 @@ func (l *live) apply(ctx context.Context, mv scenario.Move) (transcript.Step, er
 	}
 	w.now = mv.T
 	l.faultPoint(afterStepSQL, mv)
-	st.Coordinator = cloneLease(w.coord)
-	st.Resource = cloneRes(w.res)
+	st.Coordinator = w.coord.Clone()
+	st.Resource = w.res.Clone()
 	st.InFlight = w.flightAt(mv.T)
 	st.Beliefs = w.beliefsAt(mv.T)
 	return st, nil
@@ -324,7 +324,7 @@ func (l *live) learn(actor string, rows int64) {
 	w := &l.w
 	b := w.actor(actor)
 	if rows == 1 && w.coord != nil && w.coord.Owner == actor {
-		b.lease = cloneLease(w.coord)
+		b.lease = w.coord.Clone()
 	} else {
 		b.lease = nil
 	}
@@ -335,7 +335,7 @@ func (l *live) reply(mv scenario.Move, st *transcript.Step) {
 	m, _ := w.inFlight(mv.Msg)
 	w.removeFlight(mv.Msg)
 	b := w.actor(mv.Actor)
-	before := cloneLease(b.lease)
+	before := b.lease.Clone()
 	if m.Rows == 1 && m.Snapshot.Owner == mv.Actor {
 		snap := m.Snapshot
 		b.lease = &snap

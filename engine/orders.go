@@ -189,7 +189,7 @@ func (o *Orders) search(ctx context.Context, sc *scenario.Scenario, ks []scenari
 		return nil, errors.New("no scenario to explore")
 	}
 	for _, k := range ks {
-		if err := checkKnobs(k); err != nil {
+		if err := k.Check(); err != nil {
 			return nil, err
 		}
 	}
@@ -472,7 +472,7 @@ func (ln *lane) explore(ctx context.Context, sc *scenario.Scenario, k scenario.K
 	if err := ln.run.Replace(ctx, sc, k); err != nil {
 		return nil, err
 	}
-	ln.coord, ln.epoch, ln.value = cloneLease(ln.l.w.coord), ln.l.w.res.Epoch, ln.l.w.res.Value
+	ln.coord, ln.epoch, ln.value = ln.l.w.coord.Clone(), ln.l.w.res.Epoch, ln.l.w.res.Value
 	g := &graph{index: map[string]int{}, count: count}
 	ln.g = g
 	root := ln.l.w.clone()
@@ -520,7 +520,7 @@ func (ln *lane) expand(ctx context.Context, g *graph, i int) error {
 		}
 		g.moves++
 		if ln.usedCoord {
-			ln.coord = cloneLease(ln.l.w.coord)
+			ln.coord = ln.l.w.coord.Clone()
 		}
 		if ln.usedRes {
 			ln.epoch, ln.value = ln.l.w.res.Epoch, ln.l.w.res.Value
@@ -585,7 +585,7 @@ func (ln *lane) ready(ctx context.Context, res bool) error {
 		if err := l.host.send(ctx, b, nil); err != nil {
 			return fmt.Errorf("cannot put the coordinator's row back: %w", err)
 		}
-		ln.coord = cloneLease(w.coord)
+		ln.coord = w.coord.Clone()
 		return nil
 	}
 	v, err := l.rc.Reset(ctx, w.res.Epoch, w.res.Value)
@@ -611,7 +611,7 @@ func (ln *lane) replayTo(ctx context.Context) error {
 			return err
 		}
 	}
-	ln.coord, ln.epoch, ln.value = cloneLease(ln.l.w.coord), ln.l.w.res.Epoch, ln.l.w.res.Value
+	ln.coord, ln.epoch, ln.value = ln.l.w.coord.Clone(), ln.l.w.res.Epoch, ln.l.w.res.Value
 	ln.l.w = w
 	return nil
 }
@@ -636,13 +636,13 @@ func equalLease(a, b *scenario.Lease) bool {
 // clone is a deep copy of the world, for a state the search keeps.
 func (w *world) clone() world {
 	c := *w
-	c.coord = cloneLease(w.coord)
-	c.res = cloneRes(w.res)
+	c.coord = w.coord.Clone()
+	c.res = w.res.Clone()
 	c.order = slices.Clone(w.order)
 	c.beliefs = make(map[string]*belief, len(w.beliefs))
 	for a, b := range w.beliefs {
 		nb := *b
-		nb.lease = cloneLease(b.lease)
+		nb.lease = b.lease.Clone()
 		if b.checked != nil {
 			v := *b.checked
 			nb.checked = &v

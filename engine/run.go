@@ -76,7 +76,7 @@ func Open(ctx context.Context, cfg Config) (_ *Run, err error) {
 	if cfg.Scenario == nil {
 		return nil, errors.New("no scenario to run")
 	}
-	if err := checkKnobs(cfg.Knobs); err != nil {
+	if err := cfg.Knobs.Check(); err != nil {
 		return nil, err
 	}
 	l := &live{host: cfg.Host, who: cfg.Who, provider: cfg.Provider, version: cfg.ServerVersion}
@@ -107,14 +107,6 @@ func Open(ctx context.Context, cfg Config) (_ *Run, err error) {
 		return nil, err
 	}
 	return r, nil
-}
-
-func checkKnobs(k scenario.Knobs) error {
-	if _, err := scenario.ParseRenewal(string(k.Renewal)); err != nil {
-		return err
-	}
-	_, err := scenario.ParseFencing(string(k.Fencing))
-	return err
 }
 
 // Close drops the run's schema and its state at the resource, and stops
@@ -157,7 +149,7 @@ func (r *Run) Replace(ctx context.Context, sc *scenario.Scenario, k scenario.Kno
 	if sc == nil {
 		return errors.New("no scenario to run")
 	}
-	if err := checkKnobs(k); err != nil {
+	if err := k.Check(); err != nil {
 		return err
 	}
 	r.sc, r.knobs, r.log = sc, k, sc.Log()
@@ -309,7 +301,7 @@ type Change struct {
 func (r *Run) SetKnobs(ctx context.Context, k scenario.Knobs) (Change, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if err := checkKnobs(k); err != nil {
+	if err := k.Check(); err != nil {
 		return Change{}, err
 	}
 	ch := Change{From: r.knobs, To: k, Before: r.outcome()}
@@ -351,7 +343,7 @@ func (r *Run) View() View {
 	defer r.mu.Unlock()
 	coord, res, flight, beliefs := r.state()
 	return View{
-		Now: r.now, Pos: len(r.steps), Coordinator: cloneLease(coord), Resource: res,
+		Now: r.now, Pos: len(r.steps), Coordinator: coord.Clone(), Resource: res,
 		InFlight: markStale(flight, coord, r.now), Beliefs: slices.Clone(beliefs),
 		Outcome: r.outcome(), Knobs: r.knobs,
 	}
@@ -362,7 +354,7 @@ func (r *Run) View() View {
 func (r *Run) state() (*scenario.Lease, transcript.ResourceSnap, []transcript.Message, []transcript.Belief) {
 	if n := len(r.steps); n > 0 {
 		st := r.steps[n-1]
-		return st.Coordinator, cloneRes(st.Resource), st.InFlight, st.Beliefs
+		return st.Coordinator, st.Resource.Clone(), st.InFlight, st.Beliefs
 	}
 	res := transcript.ResourceSnap{Epoch: r.sc.Resource.Epoch, Value: r.sc.Resource.Value, Effects: []scenario.Effect{}}
 	w := newWorld(r.sc, r.knobs, res)
@@ -372,7 +364,7 @@ func (r *Run) state() (*scenario.Lease, transcript.ResourceSnap, []transcript.Me
 // outcome sums up the state at the cursor with the one verdict rule.
 func (r *Run) outcome() transcript.Outcome {
 	coord, res, _, _ := r.state()
-	return transcript.OutcomeOf(cloneLease(coord), res, r.sc.Resource.Epoch)
+	return transcript.OutcomeOf(coord.Clone(), res, r.sc.Resource.Epoch)
 }
 
 // Transcript is the run so far, with its digest and its log.
@@ -383,7 +375,7 @@ func (r *Run) Transcript() (transcript.Transcript, error) {
 		Format:   transcript.Format,
 		Scenario: r.sc.Name,
 		Knobs:    r.knobs,
-		Initial:  transcript.Initial{Coordinator: cloneLease(r.sc.Initial), Resource: r.sc.Resource},
+		Initial:  transcript.Initial{Coordinator: r.sc.Initial.Clone(), Resource: r.sc.Resource},
 		Steps:    slices.Clone(r.steps),
 		Outcome:  r.outcome(),
 		Meta:     r.be.meta(),
@@ -460,7 +452,7 @@ func (r *Run) Start() int64 {
 }
 
 func (r *Run) start() int64 {
-	s := startTime(r.sc)
+	s := r.sc.Start()
 	if len(r.log) > 0 && r.log[0].T < s {
 		s = r.log[0].T
 	}

@@ -42,7 +42,7 @@ type belief struct {
 
 func newWorld(sc *scenario.Scenario, k scenario.Knobs, res transcript.ResourceSnap) world {
 	w := world{
-		sc: sc, knobs: k, now: startTime(sc), coord: cloneLease(sc.Initial), res: res,
+		sc: sc, knobs: k, now: sc.Start(), coord: sc.Initial.Clone(), res: res,
 		beliefs: map[string]*belief{}, played: make([]bool, len(sc.Events)), sent: map[string]bool{},
 	}
 	for _, a := range sc.Actors() {
@@ -51,7 +51,7 @@ func newWorld(sc *scenario.Scenario, k scenario.Knobs, res transcript.ResourceSn
 		}
 	}
 	if in := sc.Initial; in != nil {
-		w.actor(in.Owner).lease = cloneLease(in)
+		w.actor(in.Owner).lease = in.Clone()
 	}
 	return w
 }
@@ -308,35 +308,10 @@ func (w *world) beliefsAt(t int64) []transcript.Belief {
 	out := make([]transcript.Belief, 0, len(w.order))
 	for _, a := range w.order {
 		b := w.beliefs[a]
-		out = append(out, transcript.Belief{Actor: a, Lease: cloneLease(b.lease), Paused: b.paused, Holds: w.believes(a, t)})
+		out = append(out, transcript.Belief{Actor: a, Lease: b.lease.Clone(), Paused: b.paused, Holds: w.believes(a, t)})
 	}
 	return out
 }
 
 // judge judges the resource's effects in place and returns the verdict.
 func (w *world) judge() string { return scenario.Judge(w.sc.Resource.Epoch, w.res.Effects) }
-
-func cloneLease(l *scenario.Lease) *scenario.Lease {
-	if l == nil {
-		return nil
-	}
-	c := *l
-	return &c
-}
-
-func cloneRes(s transcript.ResourceSnap) transcript.ResourceSnap {
-	s.Effects = slices.Clone(s.Effects)
-	if s.Effects == nil {
-		s.Effects = []scenario.Effect{}
-	}
-	return s
-}
-
-// startTime is the earliest logical time of a scenario: the window's
-// start or its first event, whichever is earlier.
-func startTime(sc *scenario.Scenario) int64 {
-	if len(sc.Events) > 0 && sc.Events[0].T < sc.Window.From {
-		return sc.Events[0].T
-	}
-	return sc.Window.From
-}
