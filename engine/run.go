@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/leaserace/leaserace/engine/transcript"
+	"github.com/leaserace/leaserace/engine/world"
 	"github.com/leaserace/leaserace/scenario"
 )
 
@@ -191,7 +192,7 @@ func (r *Run) next(ctx context.Context) (transcript.Step, error) {
 	mv := r.log[pos]
 	st, err := r.be.apply(ctx, mv)
 	if err != nil {
-		var ne *NotEnabledError
+		var ne *world.NotEnabledError
 		if errors.As(err, &ne) {
 			return transcript.Step{}, fmt.Errorf("step %d: %w", pos+1, err)
 		}
@@ -207,7 +208,7 @@ func (r *Run) next(ctx context.Context) (transcript.Step, error) {
 
 // Play makes mv the next move: the log is cut at the cursor (a path not
 // taken is forgotten) and mv runs now. A move that is not possible here
-// fails with *NotEnabledError and leaves the log as it was.
+// fails with *world.NotEnabledError and leaves the log as it was.
 func (r *Run) Play(ctx context.Context, mv scenario.Move) (transcript.Step, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -216,7 +217,7 @@ func (r *Run) Play(ctx context.Context, mv scenario.Move) (transcript.Step, erro
 	}
 	pos := len(r.steps)
 	if mv.T < r.now {
-		return transcript.Step{}, &NotEnabledError{Move: mv, Why: fmt.Sprintf("the cursor is at t=%d, and time does not run backwards", r.now)}
+		return transcript.Step{}, &world.NotEnabledError{Move: mv, Why: fmt.Sprintf("the cursor is at t=%d, and time does not run backwards", r.now)}
 	}
 	old := r.log
 	r.log = append(slices.Clip(r.log[:pos]), mv)
@@ -324,6 +325,41 @@ func (r *Run) SetKnobs(ctx context.Context, k scenario.Knobs) (Change, error) {
 	return ch, nil
 }
 
+// diffOutcomes says in words what a knob toggle changed.
+func diffOutcomes(a, b transcript.Outcome) []string {
+	var out []string
+	if a.Effects != b.Effects {
+		out = append(out, fmt.Sprintf("effects %d → %d", a.Effects, b.Effects))
+	}
+	if a.Verdict != b.Verdict {
+		out = append(out, fmt.Sprintf("verdict %s → %s", a.Verdict, b.Verdict))
+	}
+	ca, cb := a.Coordinator, b.Coordinator
+	switch {
+	case ca != nil && cb != nil:
+		if ca.Owner != cb.Owner {
+			out = append(out, fmt.Sprintf("owner %s → %s", ca.Owner, cb.Owner))
+		}
+		if ca.Fence != cb.Fence {
+			out = append(out, fmt.Sprintf("fence %d → %d", ca.Fence, cb.Fence))
+		}
+		if ca.ExpiresAt != cb.ExpiresAt {
+			out = append(out, fmt.Sprintf("expires %d → %d", ca.ExpiresAt, cb.ExpiresAt))
+		}
+	case ca == nil && cb != nil:
+		out = append(out, "lease row appears")
+	case ca != nil && cb == nil:
+		out = append(out, "lease row gone")
+	}
+	if a.Resource.Epoch != b.Resource.Epoch {
+		out = append(out, fmt.Sprintf("resource epoch %d → %d", a.Resource.Epoch, b.Resource.Epoch))
+	}
+	if len(out) == 0 {
+		out = append(out, "no change at this step")
+	}
+	return out
+}
+
 // View is the state at the cursor, for rendering.
 type View struct {
 	Now         int64
@@ -344,7 +380,7 @@ func (r *Run) View() View {
 	coord, res, flight, beliefs := r.state()
 	return View{
 		Now: r.now, Pos: len(r.steps), Coordinator: coord.Clone(), Resource: res,
-		InFlight: markStale(flight, coord, r.now), Beliefs: slices.Clone(beliefs),
+		InFlight: world.MarkStale(flight, coord, r.now), Beliefs: slices.Clone(beliefs),
 		Outcome: r.outcome(), Knobs: r.knobs,
 	}
 }
@@ -357,8 +393,8 @@ func (r *Run) state() (*scenario.Lease, transcript.ResourceSnap, []transcript.Me
 		return st.Coordinator, st.Resource.Clone(), st.InFlight, st.Beliefs
 	}
 	res := transcript.ResourceSnap{Epoch: r.sc.Resource.Epoch, Value: r.sc.Resource.Value, Effects: []scenario.Effect{}}
-	w := newWorld(r.sc, r.knobs, res)
-	return r.sc.Initial, res, nil, w.beliefsAt(r.now)
+	w := world.New(r.sc, r.knobs, res)
+	return r.sc.Initial, res, nil, w.Beliefs(r.now)
 }
 
 // outcome sums up the state at the cursor with the one verdict rule.

@@ -1,4 +1,4 @@
-package engine
+package world
 
 import (
 	"slices"
@@ -41,6 +41,12 @@ func firstReaching(p scenario.Predicate, initial *scenario.Lease, steps []transc
 		prev, flight = s.Coordinator, s.InFlight
 	}
 	return 0
+}
+
+// Reached reports whether goal predicate p holds after step st, made from
+// this state.
+func (s *State) Reached(p scenario.Predicate, st transcript.Step) bool {
+	return holdsAfter(p, st, s.coord, s.flight)
 }
 
 // holdsAfter decides p for one step, given the row and the messages in
