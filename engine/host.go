@@ -190,9 +190,16 @@ func (h *Host) ConnsInUse() int {
 	return n
 }
 
-// MaxConns is the most connections the host may hold at once.
+// MaxConns is the most connections the host may hold at once: its runs'
+// and as many again for its resource.
 func (h *Host) MaxConns() int {
-	return 2 * int(h.pool.Config().MaxConns)
+	return 2 * h.RunConns()
+}
+
+// RunConns is how many connections the host's runs share: how many of them
+// can talk to PostgreSQL at once.
+func (h *Host) RunConns() int {
+	return int(h.pool.Config().MaxConns)
 }
 
 // restart drops every connection and starts a new resource service: the

@@ -6,10 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/leaserace/leaserace/engine"
 	"github.com/leaserace/leaserace/engine/enginetest"
 	"github.com/leaserace/leaserace/engine/pgtest"
 	"github.com/leaserace/leaserace/engine/transcript"
+	"github.com/leaserace/leaserace/engine/world"
 	"github.com/leaserace/leaserace/scenario"
 )
 
@@ -29,7 +29,7 @@ func beliefOf(t *testing.T, s transcript.Step, actor string) transcript.Belief {
 // goalReached says whether the steps reach the scenario's goal with that id.
 func goalReached(t *testing.T, sc *scenario.Scenario, steps []transcript.Step, id string) bool {
 	t.Helper()
-	for _, g := range engine.GoalsOf(sc.Goals(), sc.Initial, steps) {
+	for _, g := range world.GoalsOf(sc.Goals(), sc.Initial, steps) {
 		if g.Goal.ID == id {
 			return g.Reached
 		}
@@ -190,7 +190,7 @@ expect:
 		t.Fatal(err)
 	}
 	r := enginetest.OpenScenario(t, dsn, sc, enginetest.Knobs(scenario.RenewalCompare, scenario.FencingMonotonic))
-	if opts := r.Options(); !slices.ContainsFunc(opts, func(o engine.Option) bool {
+	if opts := r.Options(); !slices.ContainsFunc(opts, func(o world.Option) bool {
 		return o.Move.Actor == "A" && o.Move.Action == scenario.ActionReelect && o.Scripted
 	}) {
 		t.Errorf("play mode should offer A's re-election: %+v", opts)
@@ -352,7 +352,7 @@ func TestEveryBuiltinQuestionIsAnswerable(t *testing.T) {
 				if s.Actor != ev.Actor || s.Action != ev.Action {
 					t.Fatalf("%s %s: step %d is %s %s, event is %s %s", sc.Name, k, i, s.Actor, s.Action, ev.Actor, ev.Action)
 				}
-				fact := engine.Fact(ev.Ask.About, s, sc.Resource.Epoch)
+				fact := world.Fact(ev.Ask.About, s, sc.Resource.Epoch)
 				if _, ok := ev.Ask.Right(fact); !ok {
 					t.Errorf("%s %s, %s %s at %d (%s): %q is answered %q, which is not among %q", sc.Name, k, ev.Actor, ev.Action, ev.T, ev.Ask.Pos, ev.Ask.Question, fact, ev.Ask.Choices)
 				}

@@ -6,18 +6,20 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/leaserace/leaserace/engine/pgserver"
 	"github.com/leaserace/leaserace/engine/resource"
 	"github.com/leaserace/leaserace/engine/transcript"
+	"github.com/leaserace/leaserace/engine/world"
 	"github.com/leaserace/leaserace/scenario"
 )
 
-// live plays moves on PostgreSQL and the resource: every move that talks
-// to the coordinator runs its statement on the server, every write is a
-// real HTTP request.
+// live plays moves on PostgreSQL and the resource: it is the world.Server
+// of a live run. Every move that talks to the coordinator runs its
+// statement on the server, every write is a real HTTP request; what the
+// answers mean is decided by the rules of world.State.
 type live struct {
 	host *Host
 	// ownHost is set when the run made its host and closes it.
@@ -30,11 +32,12 @@ type live struct {
 	fencingSet scenario.Fencing
 	provider   string
 	version    string
-	w          world
-	faults     faultState //lint:ignore U1000 used by builds with the leaserace_faults tag
+	// w is what the run knows after its last move.
+	w      world.State
+	faults faultState //lint:ignore U1000 used by builds with the leaserace_faults tag
 	// ready, when set, runs just before a step talks to the coordinator
-	// (resource false) or the resource (true): the exhaustive search puts
-	// that part of the server into the state the step starts from.
+	// (resource false) or the resource (true): a Machine puts that part of
+	// the server into the state the step starts from.
 	ready func(ctx context.Context, resource bool) error
 }
 
@@ -91,20 +94,26 @@ func (l *live) resetTo(ctx context.Context, sc *scenario.Scenario, k scenario.Kn
 		defer CatchPanic(&err)
 		v, err = l.resetResource(ctx, sc, k)
 	}()
-	b := l.host.bound(l.schemaName, l.appName("setup"))
-	b.Queue(l.host.sql.clear)
-	if in := sc.Initial; in != nil {
-		b.Queue(l.host.sql.seed, sc.Lease, in.Owner, in.Fence, in.LeaseVersion, in.ExpiresAt)
-	}
-	err := l.host.send(ctx, b, nil)
+	err := l.host.send(ctx, l.seedBatch(sc.Lease, sc.Initial), nil)
 	if rerr := <-resErr; err == nil && rerr != nil {
 		return rerr
 	}
 	if err != nil {
 		return fmt.Errorf("cannot reset the coordinator: %w", err)
 	}
-	l.w = newWorld(sc, k, transcript.ResourceSnap{Epoch: v.Epoch, Value: v.Value, Effects: []scenario.Effect{}})
+	l.w = world.New(sc, k, transcript.ResourceSnap{Epoch: v.Epoch, Value: v.Value, Effects: []scenario.Effect{}})
 	return nil
+}
+
+// seedBatch is a batch that makes the coordinator's row named lease c, or
+// leaves no row for a nil c.
+func (l *live) seedBatch(lease string, c *scenario.Lease) *pgx.Batch {
+	b := l.host.bound(l.schemaName, l.appName("setup"))
+	b.Queue(l.host.sql.clear)
+	if c != nil {
+		b.Queue(l.host.sql.seed, lease, c.Owner, c.Fence, c.LeaseVersion, c.ExpiresAt)
+	}
+	return b
 }
 
 // resetResource sets the resource's fencing to k's, if it changed, and
@@ -123,121 +132,52 @@ func (l *live) resetResource(ctx context.Context, sc *scenario.Scenario, k scena
 	return v, nil
 }
 
-// apply makes one move on the server and the resource and returns its
-// step. A move that is not possible here fails with *NotEnabledError and
-// changes nothing.
+// apply makes one move on the server and the resource, by the rules of
+// world.State.Apply, and returns its step. A move that is not possible here
+// fails with *world.NotEnabledError and changes nothing.
 func (l *live) apply(ctx context.Context, mv scenario.Move) (transcript.Step, error) {
-	w := &l.w
-	st := transcript.Step{T: mv.T, Actor: mv.Actor, Action: mv.Action, Heartbeat: mv.Msg, Epoch: mv.Epoch, Args: []any{}, Result: transcript.ResultDone}
-	if err := w.check(mv); err != nil {
-		return st, err
-	}
-	ev := w.event(mv)
-	prev := cloneLease(w.coord)
 	l.faultPoint(beforeStepSQL, mv)
-	var err error
-	switch mv.Action {
-	case scenario.ActionSend:
-		l.send(mv, ev, &st)
-	case scenario.ActionExpire, scenario.ActionAdvance:
-		err = l.coordinate(ctx, mv.Actor, &st, l.host.sql.read, w.sc.Lease)
-		if err == nil {
-			st.Note = noteClock(mv.Action, w.coord, mv.T, w.flightAt(mv.T))
-		}
-	case scenario.ActionAcquire:
-		err = l.coordinate(ctx, mv.Actor, &st, l.host.sql.acquire, w.sc.Lease, mv.Actor, mv.T, w.sc.TTL)
-		if err == nil {
-			if st.Rows == 1 {
-				w.actor(mv.Actor).lease = cloneLease(w.coord)
-			} else {
-				st.Result = transcript.ResultRefused
-			}
-			st.Note = noteAcquire(mv.Actor, st.Rows, prev, w.coord)
-		}
-	case scenario.ActionDeliver:
-		err = l.deliver(ctx, mv, &st, prev)
-	case scenario.ActionReply:
-		l.reply(mv, &st)
-	case scenario.ActionDrop:
-		m, _ := w.inFlight(mv.Msg)
-		w.removeFlight(mv.Msg)
-		st.Result = transcript.ResultNoCall
-		st.Note = noteDrop(m)
-	case scenario.ActionEffect:
-		err = l.effect(ctx, mv, ev, &st)
-	case scenario.ActionWrite:
-		err = l.write(ctx, mv.Actor, *mv.Epoch, w.value(ev, mv), &st, noteDirect)
-	case scenario.ActionWriteSend:
-		l.post(mv, ev, &st)
-	case scenario.ActionWriteDeliver:
-		m, _ := w.inFlight(mv.Msg)
-		w.removeFlight(mv.Msg)
-		err = l.write(ctx, mv.Actor, m.Epoch, m.Value, &st, noteLanded)
-	case scenario.ActionPause:
-		b := w.actor(mv.Actor)
-		_, holds := w.holds(mv.Actor, mv.T)
-		b.paused, b.checked = true, &holds
-		st.Result = transcript.ResultNoCall
-		st.Note = notePause(mv.Actor, b.lease, holds, mv.T)
-	case scenario.ActionResume:
-		b := w.actor(mv.Actor)
-		b.paused = false
-		st.Result = transcript.ResultNoCall
-		st.Note = noteResume(mv.Actor, b.lease, b.checked != nil && *b.checked, mv.T)
-	case scenario.ActionRelease:
-		err = l.release(ctx, mv, &st, prev)
-	case scenario.ActionReelect:
-		err = l.reelect(ctx, mv, &st, prev)
-	default:
-		err = fmt.Errorf("leaserace cannot play %s moves yet", mv.Action)
-	}
+	st, err := l.w.Apply(ctx, l, mv)
 	if err != nil {
 		return st, err
 	}
-	if ev >= 0 {
-		w.played[ev] = true
-		if n := w.sc.Events[ev].Note; n != "" {
-			st.Note += " " + n
-		}
-	}
-	w.now = mv.T
 	l.faultPoint(afterStepSQL, mv)
-	st.Coordinator = cloneLease(w.coord)
-	st.Resource = cloneRes(w.res)
-	st.InFlight = w.flightAt(mv.T)
-	st.Beliefs = w.beliefsAt(mv.T)
 	return st, nil
 }
 
-// coordinate runs one coordinator statement and reads the row back, both in
+// Coordinate runs one coordinator statement and reads the row back, both in
 // one batch on a pooled connection named for the actor. The read alone is
-// sent when sql is the read itself. The tag is the server's.
-func (l *live) coordinate(ctx context.Context, actor string, st *transcript.Step, sql string, args ...any) error {
-	w := &l.w
+// sent when stmt is the read itself. The tag is the server's.
+func (l *live) Coordinate(ctx context.Context, actor string, stmt world.Statement, args []any) (world.Ran, *scenario.Lease, error) {
 	if l.ready != nil {
 		if err := l.ready(ctx, false); err != nil {
-			return err
+			return world.Ran{}, nil, err
 		}
 	}
+	sql, err := l.host.sql.statement(stmt)
+	if err != nil {
+		return world.Ran{}, nil, err
+	}
 	b := l.host.bound(l.schemaName, l.appName(actor))
-	isRead := sql == l.host.sql.read
+	isRead := stmt == world.StmtRead
 	if !isRead {
 		b.Queue(sql, args...)
 	}
-	b.Queue(l.host.sql.read, w.sc.Lease)
-	err := l.host.send(ctx, b, func(br pgx.BatchResults) error {
+	b.Queue(l.host.sql.read, args[0])
+	ran := world.Ran{SQL: sql, Args: args}
+	var found *scenario.Lease
+	err = l.host.send(ctx, b, func(br pgx.BatchResults) error {
 		if !isRead {
 			tag, err := br.Exec()
 			if err != nil {
 				return fmt.Errorf("coordinator statement failed: %w", err)
 			}
-			st.Tag, st.Rows = tag.String(), tag.RowsAffected()
+			ran.Tag, ran.Rows = tag.String(), tag.RowsAffected()
 		}
 		rows, err := br.Query()
 		if err != nil {
 			return fmt.Errorf("cannot read the lease back: %w", err)
 		}
-		var found *scenario.Lease
 		for rows.Next() {
 			var l scenario.Lease
 			if err := rows.Scan(&l.Owner, &l.Fence, &l.LeaseVersion, &l.ExpiresAt); err != nil {
@@ -250,234 +190,41 @@ func (l *live) coordinate(ctx context.Context, actor string, st *transcript.Step
 		if err := rows.Err(); err != nil {
 			return fmt.Errorf("cannot read the lease back: %w", err)
 		}
-		w.coord = found
 		if isRead {
 			tag := rows.CommandTag()
-			st.Tag, st.Rows = tag.String(), tag.RowsAffected()
+			ran.Tag, ran.Rows = tag.String(), tag.RowsAffected()
 		}
 		return nil
 	})
 	if err != nil {
-		return err
+		return world.Ran{}, nil, err
 	}
-	st.SQL, st.Args = sql, args
-	return nil
+	return ran, found, nil
 }
 
-func (l *live) send(mv scenario.Move, ev int, st *transcript.Step) {
-	w := &l.w
-	snap := w.actor(mv.Actor).lease
-	if ev >= 0 && w.sc.Events[ev].Snapshot != nil {
-		snap = w.sc.Events[ev].Snapshot
-	}
-	if snap == nil {
-		w.sent[mv.Msg] = false
-		st.Result = transcript.ResultNoCall
-		st.Note = fmt.Sprintf("%s holds no lease it knows of, so its heartbeat carries nothing to renew and is dropped.", mv.Actor)
-		return
-	}
-	m := transcript.Message{ID: mv.Msg, From: mv.Actor, Sent: mv.T, Due: w.due(mv.Msg, scenario.ActionDeliver), Snapshot: *snap}
-	w.flight = append(w.flight, m)
-	w.sent[mv.Msg] = true
-	st.Note = noteSend(m)
-}
-
-func (l *live) deliver(ctx context.Context, mv scenario.Move, st *transcript.Step, prev *scenario.Lease) error {
-	w := &l.w
-	m, ok := w.inFlight(mv.Msg)
-	if !ok {
-		st.Result = transcript.ResultNoCall
-		st.Note = fmt.Sprintf("Heartbeat %s was never in flight (its sender held no lease), so nothing arrives.", mv.Msg)
-		return nil
-	}
-	snap := m.Snapshot
-	stale := staleReason(m, w.coord, mv.T)
-	sql := l.host.sql.renew(w.knobs.Renewal)
-	if err := l.coordinate(ctx, mv.Actor, st, sql, w.sc.Lease, snap.Owner, snap.Fence, snap.LeaseVersion, mv.T, w.sc.TTL); err != nil {
-		return err
-	}
-	w.removeFlight(mv.Msg)
-	if st.Rows == 0 {
-		st.Result = transcript.ResultRefused
-	}
-	if w.replyLate(mv.Msg) {
-		// The renewal is done at the coordinator, but its sender hears of
-		// it only when the reply arrives; until then it acts on its old
-		// belief.
-		r := transcript.Message{ID: mv.Msg, From: mv.Actor, Sent: mv.T, Due: w.due(mv.Msg, scenario.ActionReply), Kind: transcript.KindReply, Rows: st.Rows}
-		if st.Rows == 1 && w.coord != nil {
-			r.Snapshot = *w.coord
-		}
-		w.flight = append(w.flight, r)
-		st.Note = noteDeliverLate(mv.Actor, w.knobs.Renewal, st.Rows, stale, prev, w.coord, m, r.Due)
-		return nil
-	}
-	l.learn(mv.Actor, st.Rows)
-	st.Note = noteDeliver(mv.Actor, w.knobs.Renewal, st.Rows, stale, prev, w.coord, m)
-	return nil
-}
-
-// learn tells an actor what its renewal did: one row and the row is its,
-// so it believes the row; zero rows tell it its epoch is gone.
-func (l *live) learn(actor string, rows int64) {
-	w := &l.w
-	b := w.actor(actor)
-	if rows == 1 && w.coord != nil && w.coord.Owner == actor {
-		b.lease = cloneLease(w.coord)
-	} else {
-		b.lease = nil
-	}
-}
-
-func (l *live) reply(mv scenario.Move, st *transcript.Step) {
-	w := &l.w
-	m, _ := w.inFlight(mv.Msg)
-	w.removeFlight(mv.Msg)
-	b := w.actor(mv.Actor)
-	before := cloneLease(b.lease)
-	if m.Rows == 1 && m.Snapshot.Owner == mv.Actor {
-		snap := m.Snapshot
-		b.lease = &snap
-	} else {
-		b.lease = nil
-	}
-	st.Result = transcript.ResultNoCall
-	st.Note = noteReply(mv.Actor, m, before, mv.T)
-}
-
-func (l *live) effect(ctx context.Context, mv scenario.Move, ev int, st *transcript.Step) error {
-	w := &l.w
-	b := w.actor(mv.Actor)
-	lease, ok := w.holds(mv.Actor, mv.T)
-	if b.checked != nil {
-		// Resumed after a pause: it acts on the check it made before.
-		ok = *b.checked && lease != nil
-		b.checked = nil
-	}
-	if !ok {
-		st.Result = transcript.ResultNoCall
-		st.Note = noteSkip(mv.Actor, lease, mv.T)
-		return nil
-	}
-	return l.write(ctx, mv.Actor, lease.Fence, w.value(ev, mv), st, noteEffect)
-}
-
-// post sends an effect's write into the network, where it is held like a
-// heartbeat; it reaches the resource only when delivered.
-func (l *live) post(mv scenario.Move, ev int, st *transcript.Step) {
-	w := &l.w
-	lease, ok := w.holds(mv.Actor, mv.T)
-	if b := w.actor(mv.Actor); b.checked != nil {
-		ok = *b.checked && lease != nil
-		b.checked = nil
-	}
-	if !ok {
-		w.sent[mv.Msg] = false
-		st.Result = transcript.ResultNoCall
-		st.Note = noteSkip(mv.Actor, lease, mv.T)
-		return
-	}
-	m := transcript.Message{
-		ID: mv.Msg, From: mv.Actor, Sent: mv.T, Due: w.due(mv.Msg, scenario.ActionWriteDeliver),
-		Snapshot: *lease, Kind: transcript.KindWrite, Epoch: lease.Fence, Value: w.value(ev, mv),
-	}
-	w.flight = append(w.flight, m)
-	w.sent[mv.Msg] = true
-	st.Note = notePost(m)
-}
-
-// release gives the lease up: the row expires now, if it is still the
-// actor's own epoch.
-func (l *live) release(ctx context.Context, mv scenario.Move, st *transcript.Step, prev *scenario.Lease) error {
-	w := &l.w
-	b := w.actor(mv.Actor)
-	if b.lease == nil {
-		st.Result = transcript.ResultNoCall
-		st.Note = fmt.Sprintf("%s holds no lease it knows of, so it has nothing to release.", mv.Actor)
-		return nil
-	}
-	mine := *b.lease
-	if err := l.coordinate(ctx, mv.Actor, st, l.host.sql.release, w.sc.Lease, mine.Owner, mine.Fence, mv.T); err != nil {
-		return err
-	}
-	if st.Rows == 0 {
-		st.Result = transcript.ResultRefused
-	}
-	b.lease = nil
-	st.Note = noteRelease(mv.Actor, st.Rows, mine, prev, mv.T)
-	return nil
-}
-
-// reelect runs River's re-election upsert from before riverqueue/river#199
-// for an actor that believes it leads. Its condition is always true, so it
-// extends whatever row is there; the actor trusts the count, as River's
-// elector did, and believes it leads for another TTL. It never reads the
-// row's owner: that is the bug.
-func (l *live) reelect(ctx context.Context, mv scenario.Move, st *transcript.Step, prev *scenario.Lease) error {
-	w := &l.w
-	b := w.actor(mv.Actor)
-	if b.lease == nil || b.lease.Owner != mv.Actor {
-		st.Result = transcript.ResultNoCall
-		st.Note = fmt.Sprintf("%s does not believe it leads, so it has nothing to re-elect itself to.", mv.Actor)
-		return nil
-	}
-	mine := *b.lease
-	if err := l.coordinate(ctx, mv.Actor, st, l.host.sql.reelectAny, w.sc.Lease, mv.Actor, mine.Fence, mine.LeaseVersion, mv.T, w.sc.TTL); err != nil {
-		return err
-	}
-	if st.Rows == 0 {
-		st.Result = transcript.ResultRefused
-		b.lease = nil
-	} else {
-		mine.ExpiresAt = mv.T + w.sc.TTL
-		b.lease = &mine
-	}
-	owner := w.coord != nil && w.coord.Owner != mv.Actor && w.believes(w.coord.Owner, mv.T)
-	st.Note = noteReelect(mv.Actor, st.Rows, mine, prev, w.coord, mv.T, owner)
-	return nil
-}
-
-// noteKind says how a write came about, for its narration.
-type noteKind int
-
-const (
-	noteEffect noteKind = iota // an effect with the actor's fence
-	noteDirect                 // a scripted write with an explicit epoch
-	noteLanded                 // a delayed write reaching the resource
-)
-
-func (l *live) write(ctx context.Context, actor string, epoch int64, value json.RawMessage, st *transcript.Step, kind noteKind) error {
-	w := &l.w
+// Write sends one write to the resource over HTTP.
+func (l *live) Write(ctx context.Context, actor string, epoch int64, value json.RawMessage) (world.Written, error) {
 	if l.rc == nil {
-		return fmt.Errorf("no resource to write to: %w", errNotConnected)
+		return world.Written{}, fmt.Errorf("no resource to write to: %w", errNotConnected)
 	}
 	if l.ready != nil {
 		if err := l.ready(ctx, true); err != nil {
-			return err
+			return world.Written{}, err
 		}
 	}
-	before := w.res
 	wr, err := l.rc.Write(ctx, actor, epoch, value)
 	if err != nil {
-		return err
-	}
-	st.SQL, st.Args, st.Tag, st.Rows = wr.SQL, wr.Args, wr.Tag, wr.Rows
-	if st.Args == nil {
-		st.Args = []any{}
+		return world.Written{}, err
 	}
 	status := http.StatusOK
 	if !wr.Accepted {
 		status = http.StatusConflict
-		st.Result = transcript.ResultRefused
 	}
-	st.Call = &transcript.Call{Method: http.MethodPost, Path: "/writes", Status: status, Accepted: wr.Accepted, Reason: wr.Reason}
-	effects := append(slices.Clone(before.Effects), wr.Effect)
-	w.res = transcript.ResourceSnap{Epoch: wr.Epoch, Value: wr.Value, Effects: effects}
-	w.judge()
-	last := effects[len(effects)-1]
-	o := transcript.OutcomeOf(w.coord, w.res, w.sc.Resource.Epoch)
-	st.Note = noteWrite(actor, epoch, wr, before.Epoch, last, w.knobs.Fencing, kind, o.Effects)
-	return nil
+	return world.Written{
+		Ran:   world.Ran{SQL: wr.SQL, Args: wr.Args, Tag: wr.Tag, Rows: wr.Rows},
+		Call:  transcript.Call{Method: http.MethodPost, Path: "/writes", Status: status, Accepted: wr.Accepted, Reason: wr.Reason},
+		Epoch: wr.Epoch, Value: wr.Value, Effect: wr.Effect,
+	}, nil
 }
 
 // reconnect drops every connection the run's host holds (a run that
@@ -510,7 +257,7 @@ func (l *live) close(ctx context.Context) error {
 func (l *live) schema() string { return l.schemaName }
 
 func (l *live) meta() *transcript.Meta {
-	return &transcript.Meta{Provider: l.provider, ServerVersion: l.version, RecordedAt: time.Now().UTC().Format(time.RFC3339), Source: l.w.sc.Source}
+	return &transcript.Meta{Provider: l.provider, ServerVersion: l.version, RecordedAt: time.Now().UTC().Format(time.RFC3339), Source: l.w.Scenario().Source}
 }
 
 // drop removes the run's schema and its state at the resource. After a
@@ -538,4 +285,40 @@ func (r *Run) ResourceURL() string {
 		return l.rc.URL()
 	}
 	return ""
+}
+
+// PsqlCommand is the psql command line for this run's server and schema;
+// see pgserver.PsqlCommand.
+func (r *Run) PsqlCommand() (line string, needsPassword bool, err error) {
+	r.mu.Lock()
+	l, ok := r.be.(*live)
+	r.mu.Unlock()
+	if !ok {
+		return "", false, errors.New("a replay has no database to open psql on")
+	}
+	return pgserver.PsqlCommand(l.host.dsn, l.schemaName)
+}
+
+// Options lists the moves enabled at the cursor of a live run, for play
+// mode (see world.State.Options). A replay has none.
+func (r *Run) Options() []world.Option {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	l, ok := r.be.(*live)
+	if !ok {
+		return nil
+	}
+	return l.w.Options(r.now, true)
+}
+
+// State is a copy of what a live run knows after its last move: beliefs,
+// the network, the scripted events played. ok is false for a replay.
+func (r *Run) State() (_ world.State, ok bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	l, ok := r.be.(*live)
+	if !ok {
+		return world.State{}, false
+	}
+	return l.w.Clone(), true
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/leaserace/leaserace/engine/enginetest"
 	"github.com/leaserace/leaserace/engine/pgtest"
 	"github.com/leaserace/leaserace/engine/transcript"
+	"github.com/leaserace/leaserace/engine/world"
 	"github.com/leaserace/leaserace/scenario"
 )
 
@@ -34,8 +35,8 @@ expect:
   - {renewal: "*", fencing: "*", effects: 1, verdict: safe}
 `
 
-func listed(opts []engine.Option, mv scenario.Move) bool {
-	return slices.ContainsFunc(opts, func(o engine.Option) bool { return o.Move.Same(mv) })
+func listed(opts []world.Option, mv scenario.Move) bool {
+	return slices.ContainsFunc(opts, func(o world.Option) bool { return o.Move.Same(mv) })
 }
 
 // tryMove plays mv at the cursor, reports whether it was enabled, and steps
@@ -46,7 +47,7 @@ func tryMove(t *testing.T, r *engine.Run, mv scenario.Move) bool {
 	pos, log := r.Pos(), r.Log()
 	_, err := r.Play(ctx, mv)
 	if err != nil {
-		var ne *engine.NotEnabledError
+		var ne *world.NotEnabledError
 		if !errors.As(err, &ne) {
 			t.Fatalf("%s at %s: %v, want a *NotEnabledError or success", mv, scenario.FormatMoves(log[:pos]), err)
 		}
@@ -194,7 +195,7 @@ func TestOptionsDropLeavesFlight(t *testing.T) {
 		}
 	}
 	_, err = r.Play(ctx, deliver)
-	var ne *engine.NotEnabledError
+	var ne *world.NotEnabledError
 	if !errors.As(err, &ne) || !strings.Contains(ne.Why, "hb1 is not in flight") {
 		t.Fatalf("delivering the dropped heartbeat: %v", err)
 	}

@@ -57,7 +57,7 @@ func NewReplay(recs ...Recording) (*Run, error) {
 		if !maps.Equal(t.Times, first.Times) {
 			return nil, fmt.Errorf("the recordings of %s were made with different times (%v and %v); replay them one at a time", t.Scenario, first.Times, t.Times)
 		}
-		if err := checkKnobs(t.Knobs); err != nil {
+		if err := t.Knobs.Check(); err != nil {
 			return nil, fmt.Errorf("%s: %w", rec.Origin, err)
 		}
 		if b.find(t.Knobs) >= 0 {
@@ -166,7 +166,7 @@ func rebuiltScenario(t transcript.Transcript) *scenario.Scenario {
 			"so the timeline shows the recorded moves only.",
 		Lease:    "lease",
 		Times:    t.Times,
-		Initial:  cloneLease(t.Initial.Coordinator),
+		Initial:  t.Initial.Coordinator.Clone(),
 		Resource: t.Initial.Resource,
 	}
 	if t.Meta != nil {

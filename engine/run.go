@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/leaserace/leaserace/engine/transcript"
+	"github.com/leaserace/leaserace/engine/world"
 	"github.com/leaserace/leaserace/scenario"
 )
 
@@ -76,7 +77,7 @@ func Open(ctx context.Context, cfg Config) (_ *Run, err error) {
 	if cfg.Scenario == nil {
 		return nil, errors.New("no scenario to run")
 	}
-	if err := checkKnobs(cfg.Knobs); err != nil {
+	if err := cfg.Knobs.Check(); err != nil {
 		return nil, err
 	}
 	l := &live{host: cfg.Host, who: cfg.Who, provider: cfg.Provider, version: cfg.ServerVersion}
@@ -107,14 +108,6 @@ func Open(ctx context.Context, cfg Config) (_ *Run, err error) {
 		return nil, err
 	}
 	return r, nil
-}
-
-func checkKnobs(k scenario.Knobs) error {
-	if _, err := scenario.ParseRenewal(string(k.Renewal)); err != nil {
-		return err
-	}
-	_, err := scenario.ParseFencing(string(k.Fencing))
-	return err
 }
 
 // Close drops the run's schema and its state at the resource, and stops
@@ -157,7 +150,7 @@ func (r *Run) Replace(ctx context.Context, sc *scenario.Scenario, k scenario.Kno
 	if sc == nil {
 		return errors.New("no scenario to run")
 	}
-	if err := checkKnobs(k); err != nil {
+	if err := k.Check(); err != nil {
 		return err
 	}
 	r.sc, r.knobs, r.log = sc, k, sc.Log()
@@ -199,7 +192,7 @@ func (r *Run) next(ctx context.Context) (transcript.Step, error) {
 	mv := r.log[pos]
 	st, err := r.be.apply(ctx, mv)
 	if err != nil {
-		var ne *NotEnabledError
+		var ne *world.NotEnabledError
 		if errors.As(err, &ne) {
 			return transcript.Step{}, fmt.Errorf("step %d: %w", pos+1, err)
 		}
@@ -215,7 +208,7 @@ func (r *Run) next(ctx context.Context) (transcript.Step, error) {
 
 // Play makes mv the next move: the log is cut at the cursor (a path not
 // taken is forgotten) and mv runs now. A move that is not possible here
-// fails with *NotEnabledError and leaves the log as it was.
+// fails with *world.NotEnabledError and leaves the log as it was.
 func (r *Run) Play(ctx context.Context, mv scenario.Move) (transcript.Step, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -224,7 +217,7 @@ func (r *Run) Play(ctx context.Context, mv scenario.Move) (transcript.Step, erro
 	}
 	pos := len(r.steps)
 	if mv.T < r.now {
-		return transcript.Step{}, &NotEnabledError{Move: mv, Why: fmt.Sprintf("the cursor is at t=%d, and time does not run backwards", r.now)}
+		return transcript.Step{}, &world.NotEnabledError{Move: mv, Why: fmt.Sprintf("the cursor is at t=%d, and time does not run backwards", r.now)}
 	}
 	old := r.log
 	r.log = append(slices.Clip(r.log[:pos]), mv)
@@ -309,7 +302,7 @@ type Change struct {
 func (r *Run) SetKnobs(ctx context.Context, k scenario.Knobs) (Change, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if err := checkKnobs(k); err != nil {
+	if err := k.Check(); err != nil {
 		return Change{}, err
 	}
 	ch := Change{From: r.knobs, To: k, Before: r.outcome()}
@@ -332,6 +325,41 @@ func (r *Run) SetKnobs(ctx context.Context, k scenario.Knobs) (Change, error) {
 	return ch, nil
 }
 
+// diffOutcomes says in words what a knob toggle changed.
+func diffOutcomes(a, b transcript.Outcome) []string {
+	var out []string
+	if a.Effects != b.Effects {
+		out = append(out, fmt.Sprintf("effects %d → %d", a.Effects, b.Effects))
+	}
+	if a.Verdict != b.Verdict {
+		out = append(out, fmt.Sprintf("verdict %s → %s", a.Verdict, b.Verdict))
+	}
+	ca, cb := a.Coordinator, b.Coordinator
+	switch {
+	case ca != nil && cb != nil:
+		if ca.Owner != cb.Owner {
+			out = append(out, fmt.Sprintf("owner %s → %s", ca.Owner, cb.Owner))
+		}
+		if ca.Fence != cb.Fence {
+			out = append(out, fmt.Sprintf("fence %d → %d", ca.Fence, cb.Fence))
+		}
+		if ca.ExpiresAt != cb.ExpiresAt {
+			out = append(out, fmt.Sprintf("expires %d → %d", ca.ExpiresAt, cb.ExpiresAt))
+		}
+	case ca == nil && cb != nil:
+		out = append(out, "lease row appears")
+	case ca != nil && cb == nil:
+		out = append(out, "lease row gone")
+	}
+	if a.Resource.Epoch != b.Resource.Epoch {
+		out = append(out, fmt.Sprintf("resource epoch %d → %d", a.Resource.Epoch, b.Resource.Epoch))
+	}
+	if len(out) == 0 {
+		out = append(out, "no change at this step")
+	}
+	return out
+}
+
 // View is the state at the cursor, for rendering.
 type View struct {
 	Now         int64
@@ -351,8 +379,8 @@ func (r *Run) View() View {
 	defer r.mu.Unlock()
 	coord, res, flight, beliefs := r.state()
 	return View{
-		Now: r.now, Pos: len(r.steps), Coordinator: cloneLease(coord), Resource: res,
-		InFlight: markStale(flight, coord, r.now), Beliefs: slices.Clone(beliefs),
+		Now: r.now, Pos: len(r.steps), Coordinator: coord.Clone(), Resource: res,
+		InFlight: world.MarkStale(flight, coord, r.now), Beliefs: slices.Clone(beliefs),
 		Outcome: r.outcome(), Knobs: r.knobs,
 	}
 }
@@ -362,17 +390,17 @@ func (r *Run) View() View {
 func (r *Run) state() (*scenario.Lease, transcript.ResourceSnap, []transcript.Message, []transcript.Belief) {
 	if n := len(r.steps); n > 0 {
 		st := r.steps[n-1]
-		return st.Coordinator, cloneRes(st.Resource), st.InFlight, st.Beliefs
+		return st.Coordinator, st.Resource.Clone(), st.InFlight, st.Beliefs
 	}
 	res := transcript.ResourceSnap{Epoch: r.sc.Resource.Epoch, Value: r.sc.Resource.Value, Effects: []scenario.Effect{}}
-	w := newWorld(r.sc, r.knobs, res)
-	return r.sc.Initial, res, nil, w.beliefsAt(r.now)
+	w := world.New(r.sc, r.knobs, res)
+	return r.sc.Initial, res, nil, w.Beliefs(r.now)
 }
 
 // outcome sums up the state at the cursor with the one verdict rule.
 func (r *Run) outcome() transcript.Outcome {
 	coord, res, _, _ := r.state()
-	return transcript.OutcomeOf(cloneLease(coord), res, r.sc.Resource.Epoch)
+	return transcript.OutcomeOf(coord.Clone(), res, r.sc.Resource.Epoch)
 }
 
 // Transcript is the run so far, with its digest and its log.
@@ -383,7 +411,7 @@ func (r *Run) Transcript() (transcript.Transcript, error) {
 		Format:   transcript.Format,
 		Scenario: r.sc.Name,
 		Knobs:    r.knobs,
-		Initial:  transcript.Initial{Coordinator: cloneLease(r.sc.Initial), Resource: r.sc.Resource},
+		Initial:  transcript.Initial{Coordinator: r.sc.Initial.Clone(), Resource: r.sc.Resource},
 		Steps:    slices.Clone(r.steps),
 		Outcome:  r.outcome(),
 		Meta:     r.be.meta(),
@@ -460,7 +488,7 @@ func (r *Run) Start() int64 {
 }
 
 func (r *Run) start() int64 {
-	s := startTime(r.sc)
+	s := r.sc.Start()
 	if len(r.log) > 0 && r.log[0].T < s {
 		s = r.log[0].T
 	}

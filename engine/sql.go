@@ -1,8 +1,10 @@
 package engine
 
 import (
+	"fmt"
+
 	"github.com/leaserace/leaserace/assets"
-	"github.com/leaserace/leaserace/scenario"
+	"github.com/leaserace/leaserace/engine/world"
 )
 
 // coordinatorSQL holds the coordinator's statements, read once from assets.
@@ -21,9 +23,21 @@ func loadCoordinatorSQL() (coordinatorSQL, error) {
 	return c, err
 }
 
-func (c coordinatorSQL) renew(r scenario.Renewal) string {
-	if r == scenario.RenewalCompare {
-		return c.renewCompare
+// statement is the text of one of the statements a move runs.
+func (c coordinatorSQL) statement(s world.Statement) (string, error) {
+	switch s {
+	case world.StmtRead:
+		return c.read, nil
+	case world.StmtAcquire:
+		return c.acquire, nil
+	case world.StmtRenewBlind:
+		return c.renewBlind, nil
+	case world.StmtRenewCompare:
+		return c.renewCompare, nil
+	case world.StmtRelease:
+		return c.release, nil
+	case world.StmtReelect:
+		return c.reelectAny, nil
 	}
-	return c.renewBlind
+	return "", fmt.Errorf("leaserace has no coordinator statement %d", s)
 }

@@ -108,6 +108,15 @@ type Knobs struct {
 
 func (k Knobs) String() string { return string(k.Renewal) + "/" + string(k.Fencing) }
 
+// Check reports a setting that is not one of the six.
+func (k Knobs) Check() error {
+	if _, err := ParseRenewal(string(k.Renewal)); err != nil {
+		return err
+	}
+	_, err := ParseFencing(string(k.Fencing))
+	return err
+}
+
 // AllKnobs lists the six knob settings, renewal-major.
 func AllKnobs() []Knobs {
 	var out []Knobs
@@ -125,6 +134,15 @@ type Lease struct {
 	Fence        int64  `json:"fence" yaml:"fence"`
 	LeaseVersion int64  `json:"lease_version" yaml:"lease_version"`
 	ExpiresAt    int64  `json:"expires_at" yaml:"expires_at"`
+}
+
+// Clone is a copy of the row, or nil for none.
+func (l *Lease) Clone() *Lease {
+	if l == nil {
+		return nil
+	}
+	c := *l
+	return &c
 }
 
 // ResourceState is what the protected resource stores: the epoch it last
@@ -264,6 +282,15 @@ type Scenario struct {
 	goals []Goal
 	// raw keeps the unresolved form so times can be varied and re-resolved.
 	raw *file
+}
+
+// Start is the earliest logical time of the scenario: the window's start
+// or its first event, whichever is earlier.
+func (s *Scenario) Start() int64 {
+	if len(s.Events) > 0 && s.Events[0].T < s.Window.From {
+		return s.Events[0].T
+	}
+	return s.Window.From
 }
 
 // Actors lists every actor named in the scenario, initial owner first, then

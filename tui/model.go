@@ -16,7 +16,9 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/leaserace/leaserace/engine"
 	"github.com/leaserace/leaserace/engine/room"
+	"github.com/leaserace/leaserace/engine/search"
 	"github.com/leaserace/leaserace/engine/transcript"
+	"github.com/leaserace/leaserace/engine/world"
 	"github.com/leaserace/leaserace/scenario"
 	"github.com/leaserace/leaserace/tui/keys"
 	"github.com/leaserace/leaserace/tui/styles"
@@ -72,7 +74,7 @@ type Config struct {
 	// Orders searches every schedule for the goal panel's par; nil means
 	// one of the model's own, on DSN (none for a Remote TUI, which would
 	// start searches for every attendee: a room shares one).
-	Orders *engine.Orders
+	Orders *search.Orders
 	// Remote marks a TUI served to someone else's terminal (over SSH):
 	// nothing is written to this machine's disk (no export), no psql line
 	// and no explore map, which would start runs of its own.
@@ -698,7 +700,7 @@ func exportedPaths(paths []string) string {
 // playMenu is play mode's menu: the moves enabled now and the one picked.
 type playMenu struct {
 	on      bool
-	options []engine.Option
+	options []world.Option
 	at      int
 }
 

@@ -6,8 +6,9 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/engine/search"
 	"github.com/leaserace/leaserace/engine/transcript"
+	"github.com/leaserace/leaserace/engine/world"
 	"github.com/leaserace/leaserace/scenario"
 )
 
@@ -78,7 +79,7 @@ func (m Model) askBefore(o op) (Model, bool) {
 	default:
 		return m, false
 	}
-	a := engine.AskFor(m.snap.sc, m.snap.log[:pos], mv)
+	a := world.AskFor(m.snap.sc, m.snap.log[:pos], mv)
 	if a == nil {
 		return m, false
 	}
@@ -122,7 +123,7 @@ func (m *Model) reveal(st *transcript.Step) bool {
 		return false
 	}
 	c := *a
-	c.fact = engine.Fact(c.ask.About, *st, m.snap.sc.Resource.Epoch)
+	c.fact = world.Fact(c.ask.About, *st, m.snap.sc.Resource.Epoch)
 	if c.fact == "" {
 		c.fact = "(nothing: the step made no call)"
 	}
@@ -265,14 +266,14 @@ func (m screen) tallyWords() string {
 type searchState struct {
 	key     string
 	running bool
-	res     *engine.OrdersResult
+	res     *search.Result
 	err     error
 }
 
 // searchDoneMsg carries a finished search back to the model.
 type searchDoneMsg struct {
 	key string
-	res engine.OrdersResult
+	res search.Result
 	err error
 }
 
@@ -324,14 +325,14 @@ func (m Model) onSearchDone(d searchDoneMsg) Model {
 }
 
 // goalReach is what the search found for goal id, if it has finished.
-func (m screen) goalReach(id string) (engine.GoalReach, *engine.OrdersResult, bool) {
+func (m screen) goalReach(id string) (search.GoalReach, *search.Result, bool) {
 	if m.search == nil || m.search.res == nil {
-		return engine.GoalReach{}, nil, false
+		return search.GoalReach{}, nil, false
 	}
 	for _, g := range m.search.res.Goals {
 		if g.Goal.ID == id {
 			return g, m.search.res, true
 		}
 	}
-	return engine.GoalReach{}, nil, false
+	return search.GoalReach{}, nil, false
 }

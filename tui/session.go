@@ -8,6 +8,7 @@ import (
 
 	"github.com/leaserace/leaserace/engine"
 	"github.com/leaserace/leaserace/engine/pgserver"
+	"github.com/leaserace/leaserace/engine/search"
 )
 
 // session owns what the TUI started on the server: every run (an
@@ -33,16 +34,16 @@ type session struct {
 	who  string
 	// orders searches schedules for the goal panel; ownOrders is set when
 	// the session made it (and closes it).
-	orders    *engine.Orders
+	orders    *search.Orders
 	ownOrders bool
 }
 
 // ordersFor is the session's schedule search, made on first use.
-func (s *session) ordersFor() *engine.Orders {
+func (s *session) ordersFor() *search.Orders {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.orders == nil && !s.closed && (s.dsn != "" || s.host != nil) {
-		s.orders = engine.NewOrders(engine.OrdersConfig{Host: s.host, DSN: s.dsn, Lanes: 1})
+		s.orders = search.NewOrders(search.Config{Host: s.host, DSN: s.dsn, Lanes: 1})
 		s.ownOrders = true
 	}
 	return s.orders

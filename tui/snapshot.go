@@ -5,6 +5,7 @@ import (
 
 	"github.com/leaserace/leaserace/engine"
 	"github.com/leaserace/leaserace/engine/transcript"
+	"github.com/leaserace/leaserace/engine/world"
 	"github.com/leaserace/leaserace/scenario"
 )
 
@@ -21,8 +22,8 @@ type snapshot struct {
 	live bool
 	// options are the moves enabled now (play mode), goals the scenario's
 	// goals and whether the steps reached them.
-	options []engine.Option
-	goals   []engine.GoalStatus
+	options []world.Option
+	goals   []world.GoalStatus
 	// rec is the recording on show when the run is a replay.
 	rec *engine.Recording
 }
@@ -30,7 +31,7 @@ type snapshot struct {
 func takeSnapshot(r *engine.Run) snapshot {
 	s := snapshot{sc: r.Scenario(), view: r.View(), log: r.Log(), steps: r.Steps(), start: r.Start(), end: r.End(), live: r.Live()}
 	s.options = r.Options()
-	s.goals = engine.GoalsOf(s.sc.Goals(), s.sc.Initial, s.steps)
+	s.goals = world.GoalsOf(s.sc.Goals(), s.sc.Initial, s.steps)
 	if rec, ok := r.Recording(); ok {
 		s.rec = &rec
 	}

@@ -9,7 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/engine/search"
 	"github.com/leaserace/leaserace/scenario"
 )
 
@@ -62,17 +62,17 @@ func (a *app) exploreOrders(ctx context.Context, f exploreFlags) error {
 	}
 	defer a.closeServer(srv)
 
-	search := engine.NewOrders(engine.OrdersConfig{DSN: srv.DSN})
+	orders := search.NewOrders(search.Config{DSN: srv.DSN})
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
-		if err := search.Close(cctx); err != nil {
+		if err := orders.Close(cctx); err != nil {
 			a.warnf("%s", err)
 		}
 	}()
 	counter := newStateCounter(a.stderr, "explore --orders "+sc.Name)
 	start := time.Now()
-	rs, err := search.SearchAll(ctx, sc, counter.update)
+	rs, err := orders.SearchAll(ctx, sc, counter.update)
 	took := time.Since(start)
 	counter.finish()
 	if err != nil {
@@ -102,7 +102,7 @@ func (a *app) exploreOrders(ctx context.Context, f exploreFlags) error {
 
 // writeOrdersTable is explore --orders for a person: a table of the
 // counts, then the shortest move lists, and how to play one.
-func writeOrdersTable(w io.Writer, sc *scenario.Scenario, rs []engine.OrdersResult) error {
+func writeOrdersTable(w io.Writer, sc *scenario.Scenario, rs []search.Result) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: every order of its moves, each move run on the server, under each knob setting\n\n", sc.Name)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -119,7 +119,7 @@ func writeOrdersTable(w io.Writer, sc *scenario.Scenario, rs []engine.OrdersResu
 		return fmt.Errorf("cannot write the table: %w", err)
 	}
 	var play string
-	section := func(title, what string, pick func(engine.OrdersResult) []scenario.Move) {
+	section := func(title, what string, pick func(search.Result) []scenario.Move) {
 		fmt.Fprintf(&b, "\n%s:\n", title)
 		var none []string
 		for _, r := range rs {
@@ -144,8 +144,8 @@ func writeOrdersTable(w io.Writer, sc *scenario.Scenario, rs []engine.OrdersResu
 			fmt.Fprintf(&b, "  none under %s: no order of the moves %s there\n", strings.Join(none, ", "), what)
 		}
 	}
-	section("Shortest move list to a conflict (a stale write accepted)", "accepts a stale write", func(r engine.OrdersResult) []scenario.Move { return r.ShortestConflict })
-	section("Shortest move list to a blocked write (a valid write refused)", "refuses a valid write", func(r engine.OrdersResult) []scenario.Move { return r.ShortestBlocked })
+	section("Shortest move list to a conflict (a stale write accepted)", "accepts a stale write", func(r search.Result) []scenario.Move { return r.ShortestConflict })
+	section("Shortest move list to a blocked write (a valid write refused)", "refuses a valid write", func(r search.Result) []scenario.Move { return r.ShortestBlocked })
 	b.WriteString("\nA run is complete when only the clock could move; runs count the different move lists.\n")
 	if play != "" {
 		fmt.Fprintf(&b, "Play one, under any knobs:\n  %s\n", play)

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/engine/world"
 	"github.com/leaserace/leaserace/scenario"
 	"github.com/leaserace/leaserace/tui"
 	"github.com/spf13/cobra"
@@ -244,7 +245,7 @@ func playAll(ctx context.Context, run *engine.Run) error {
 	log := run.Log()
 	for i := run.Pos(); i < len(log); i++ {
 		_, err := run.Next(ctx)
-		var ne *engine.NotEnabledError
+		var ne *world.NotEnabledError
 		if errors.As(err, &ne) {
 			return usageErr("move %d %q: %s", i+1, ne.Move.String(), ne.Why)
 		}

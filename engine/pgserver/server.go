@@ -1,6 +1,7 @@
 // Package pgserver starts, finds and stops the PostgreSQL servers leaserace
 // runs against: a container (testcontainers-go), a throwaway local cluster,
-// a server behind a DSN, or the first of these that works (auto).
+// a server behind a DSN, or the first of these that works (auto); and
+// says how to reach one with psql.
 package pgserver
 
 import (

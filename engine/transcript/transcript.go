@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -71,6 +72,16 @@ type ResourceSnap struct {
 	Epoch   int64             `json:"epoch"`
 	Value   json.RawMessage   `json:"value"`
 	Effects []scenario.Effect `json:"effects"`
+}
+
+// Clone is a copy that shares no effects with s; no effects is an empty
+// list, as the JSON writes it.
+func (s ResourceSnap) Clone() ResourceSnap {
+	s.Effects = slices.Clone(s.Effects)
+	if s.Effects == nil {
+		s.Effects = []scenario.Effect{}
+	}
+	return s
 }
 
 // Belief is what one actor believes after a step: the lease it last heard

@@ -1,4 +1,4 @@
-package engine
+package world
 
 import (
 	"fmt"
@@ -19,38 +19,30 @@ type Option struct {
 	Scripted bool
 }
 
-// Options lists the moves enabled at the cursor of a live run, for play
-// mode: deliver or drop each message in flight, move the clock one tick
-// or to the next time that matters, and have each actor acquire, send a
-// heartbeat, write its effect, pause or resume (the last two only in
-// scenarios that pause). A replay has none.
-func (r *Run) Options() []Option {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	l, ok := r.be.(*live)
-	if !ok {
-		return nil
-	}
-	w := l.w
-	w.now = r.now
-	return w.options(true)
+// Options lists the moves enabled at time at (a run's cursor may stand
+// past its last move): deliver or drop each message in flight, move the
+// clock one tick or to the next time that matters, and the scenario's own
+// events not played yet. Without free, that is all (each event once): the
+// move graph an exhaustive search walks. With free, play mode's extra
+// moves too: each actor may acquire, send a heartbeat, write its effect
+// while it believes it holds the lease, re-elect itself, pause or resume
+// (the last three only in scenarios that have such moves).
+func (s *State) Options(at int64, free bool) []Option {
+	c := *s // listed, not made: a shallow copy at the later time will do
+	c.now = at
+	return c.options(free)
 }
 
-// options lists the moves enabled now. Without free, only the scenario's
-// own events (each once), the messages in flight and the clock: the move
-// graph an exhaustive search walks. With free, a learner's extra moves
-// too: any actor may acquire, send a heartbeat, or write while it
-// believes it holds the lease.
-func (w *world) options(free bool) []Option {
+func (s *State) options(free bool) []Option {
 	var out []Option
 	add := func(mv scenario.Move, words string) {
-		if w.check(mv) != nil || slices.ContainsFunc(out, func(o Option) bool { return o.Move.Same(mv) }) {
+		if s.check(mv) != nil || slices.ContainsFunc(out, func(o Option) bool { return o.Move.Same(mv) }) {
 			return
 		}
-		out = append(out, Option{Move: mv, Words: words, Scripted: w.event(mv) >= 0})
+		out = append(out, Option{Move: mv, Words: words, Scripted: s.event(mv) >= 0})
 	}
-	now := w.now
-	for _, m := range w.flight {
+	now := s.now
+	for _, m := range s.flight {
 		act := scenario.ActionDeliver
 		switch m.Kind {
 		case transcript.KindWrite:
@@ -64,46 +56,46 @@ func (w *world) options(free bool) []Option {
 			fmt.Sprintf("drop %s — the network loses %s sent at %d", m.ID, messageWords(m), m.Sent))
 	}
 	// The clock next: always there, so the menu keeps it near the top.
-	for _, t := range w.clockStops(free) {
-		add(scenario.Move{T: t, Actor: scenario.ClockActor, Action: scenario.ActionAdvance}, w.clockWords(t))
+	for _, t := range s.clockStops(free) {
+		add(scenario.Move{T: t, Actor: scenario.ClockActor, Action: scenario.ActionAdvance}, s.clockWords(t))
 	}
 	// The scenario's own events not played yet, at the current time.
-	for i, ev := range w.sc.Events {
-		if w.played[i] || ev.Action == scenario.ActionExpire {
+	for i, ev := range s.sc.Events {
+		if s.played[i] || ev.Action == scenario.ActionExpire {
 			continue
 		}
 		mv := ev.Move()
 		mv.T = now
-		add(mv, w.moveWords(mv, ev.T))
+		add(mv, s.moveWords(mv, ev.T))
 	}
 	if free {
-		for _, a := range w.order {
-			b := w.beliefs[a]
+		for _, a := range s.order {
+			b := s.beliefs[a]
 			if b.paused {
 				continue
 			}
-			add(scenario.Move{T: now, Actor: a, Action: scenario.ActionAcquire}, w.moveWords(scenario.Move{T: now, Actor: a, Action: scenario.ActionAcquire}, -1))
+			add(scenario.Move{T: now, Actor: a, Action: scenario.ActionAcquire}, s.moveWords(scenario.Move{T: now, Actor: a, Action: scenario.ActionAcquire}, -1))
 			if b.lease != nil {
-				mv := scenario.Move{T: now, Actor: a, Action: scenario.ActionSend, Msg: w.newMessageName(a, scenario.ActionSend, "hb")}
-				add(mv, w.moveWords(mv, -1))
+				mv := scenario.Move{T: now, Actor: a, Action: scenario.ActionSend, Msg: s.newMessageName(a, scenario.ActionSend, "hb")}
+				add(mv, s.moveWords(mv, -1))
 			}
-			if w.believes(a, now) {
+			if s.believes(a, now) {
 				mv := scenario.Move{T: now, Actor: a, Action: scenario.ActionEffect}
-				add(mv, w.moveWords(mv, -1))
+				add(mv, s.moveWords(mv, -1))
 			}
-			if b.lease != nil && w.uses(scenario.ActionReelect) {
+			if b.lease != nil && s.uses(scenario.ActionReelect) {
 				mv := scenario.Move{T: now, Actor: a, Action: scenario.ActionReelect}
-				add(mv, w.moveWords(mv, -1))
+				add(mv, s.moveWords(mv, -1))
 			}
-			if w.uses(scenario.ActionPause) {
+			if s.uses(scenario.ActionPause) {
 				mv := scenario.Move{T: now, Actor: a, Action: scenario.ActionPause}
-				add(mv, w.moveWords(mv, -1))
+				add(mv, s.moveWords(mv, -1))
 			}
 		}
-		for _, a := range w.order {
-			if w.beliefs[a].paused {
+		for _, a := range s.order {
+			if s.beliefs[a].paused {
 				mv := scenario.Move{T: now, Actor: a, Action: scenario.ActionResume}
-				add(mv, w.moveWords(mv, -1))
+				add(mv, s.moveWords(mv, -1))
 			}
 		}
 	}
@@ -111,39 +103,39 @@ func (w *world) options(free bool) []Option {
 }
 
 // uses reports whether the scenario has an event with action a.
-func (w *world) uses(a scenario.Action) bool {
-	return slices.ContainsFunc(w.sc.Events, func(ev scenario.Event) bool { return ev.Action == a })
+func (s *State) uses(a scenario.Action) bool {
+	return slices.ContainsFunc(s.sc.Events, func(ev scenario.Event) bool { return ev.Action == a })
 }
 
 // clockStops are the times the clock may move on to: the next time that
 // matters (a scripted time, an expiry, a message's due time) and, for a
 // learner, the next tick.
-func (w *world) clockStops(free bool) []int64 {
+func (s *State) clockStops(free bool) []int64 {
 	next := int64(-1)
 	consider := func(t int64) {
-		if t > w.now && (next < 0 || t < next) {
+		if t > s.now && (next < 0 || t < next) {
 			next = t
 		}
 	}
-	for i, ev := range w.sc.Events {
-		if !w.played[i] {
+	for i, ev := range s.sc.Events {
+		if !s.played[i] {
 			consider(ev.T)
 		}
 	}
-	if w.coord != nil {
-		consider(w.coord.ExpiresAt)
+	if s.coord != nil {
+		consider(s.coord.ExpiresAt)
 	}
-	for _, b := range w.beliefs {
+	for _, b := range s.beliefs {
 		if b.lease != nil {
 			consider(b.lease.ExpiresAt)
 		}
 	}
-	for _, m := range w.flight {
+	for _, m := range s.flight {
 		consider(m.Due)
 	}
 	var out []int64
-	if free && w.now+1 <= w.sc.Window.To && w.now+1 != next {
-		out = append(out, w.now+1)
+	if free && s.now+1 <= s.sc.Window.To && s.now+1 != next {
+		out = append(out, s.now+1)
 	}
 	if next >= 0 {
 		out = append(out, next)
@@ -151,31 +143,31 @@ func (w *world) clockStops(free bool) []int64 {
 	return out
 }
 
-func (w *world) clockWords(t int64) string {
+func (s *State) clockWords(t int64) string {
 	var why []string
-	for i, ev := range w.sc.Events {
-		if !w.played[i] && ev.T == t {
+	for i, ev := range s.sc.Events {
+		if !s.played[i] && ev.T == t {
 			why = append(why, fmt.Sprintf("%s's %s is scripted then", ev.Actor, ev.Action.Verb()))
 			break
 		}
 	}
-	if w.coord != nil && w.coord.ExpiresAt == t {
-		why = append(why, fmt.Sprintf("%s's lease expires", w.coord.Owner))
+	if s.coord != nil && s.coord.ExpiresAt == t {
+		why = append(why, fmt.Sprintf("%s's lease expires", s.coord.Owner))
 	}
-	for _, a := range w.order {
-		if b := w.beliefs[a]; b.lease != nil && b.lease.ExpiresAt == t && (w.coord == nil || *w.coord != *b.lease) {
+	for _, a := range s.order {
+		if b := s.beliefs[a]; b.lease != nil && b.lease.ExpiresAt == t && (s.coord == nil || *s.coord != *b.lease) {
 			why = append(why, fmt.Sprintf("%s's lease runs out by its own clock", a))
 		}
 	}
-	for _, m := range w.flight {
+	for _, m := range s.flight {
 		if m.Due == t {
 			why = append(why, fmt.Sprintf("%s is due", m.ID))
 		}
 	}
 	held := ""
-	if len(w.flight) > 0 {
-		ids := make([]string, len(w.flight))
-		for i, m := range w.flight {
+	if len(s.flight) > 0 {
+		ids := make([]string, len(s.flight))
+		for i, m := range s.flight {
 			ids[i] = m.ID
 		}
 		held = "; " + strings.Join(ids, ", ") + " stays in flight"
@@ -198,12 +190,12 @@ func messageWords(m transcript.Message) string {
 
 // moveWords says what an actor's move will do; scripted is the time the
 // script has it at, -1 when it is the learner's own.
-func (w *world) moveWords(mv scenario.Move, scripted int64) string {
+func (s *State) moveWords(mv scenario.Move, scripted int64) string {
 	at := ""
 	if scripted >= 0 && scripted != mv.T {
 		at = fmt.Sprintf(" (scripted at %d)", scripted)
 	}
-	b := w.beliefs[mv.Actor]
+	b := s.beliefs[mv.Actor]
 	switch mv.Action {
 	case scenario.ActionAcquire:
 		return fmt.Sprintf("%s tries to acquire the lease now, at %d: it gets it if it expired%s", mv.Actor, mv.T, at)
@@ -217,7 +209,7 @@ func (w *world) moveWords(mv scenario.Move, scripted int64) string {
 		if mv.Action == scenario.ActionWriteSend {
 			verb = "sends its write " + mv.Msg + " into the network"
 		}
-		if l, holds := w.holds(mv.Actor, mv.T); holds {
+		if l, holds := s.holds(mv.Actor, mv.T); holds {
 			return fmt.Sprintf("%s %s with fence %d (it believes it holds the lease until %d)%s", mv.Actor, verb, l.Fence, l.ExpiresAt, at)
 		}
 		return fmt.Sprintf("%s %s if it believes it holds the lease%s", mv.Actor, verb, at)

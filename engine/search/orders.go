@@ -1,7 +1,11 @@
-package engine
+// Package search explores every schedule of a scenario on the server: the
+// move graph from the initial state, each move its real SQL or HTTP write,
+// played on an engine.Machine. It counts the complete runs by verdict and
+// by goal, finds the shortest move lists to a conflict, a blocked write and
+// each goal (a goal's par), and keeps the answers in memory.
+package search
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -11,41 +15,38 @@ import (
 	"math/big"
 	"runtime"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/leaserace/leaserace/engine/transcript"
+	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/engine/world"
 	"github.com/leaserace/leaserace/scenario"
 	"golang.org/x/sync/errgroup"
 )
 
-// This file explores every schedule of a scenario on the server: the move
-// graph from the initial state, each move its real SQL or HTTP write.
-//
-// A state is what decides what every later move does and how the run is
-// judged: the clock, the events not played, the messages in flight, the
-// coordinator's row and the resource's epoch and value (what the server
-// holds), each actor's belief, pause and pending check, and what the
-// verdict needs (the highest epoch accepted, whether a write conflicted or
-// was blocked). Equal states are one node. A run is complete when only the
-// clock could move.
+// A state (world.State) is what decides what every later move does and how
+// the run is judged: the clock, the events not played, the messages in
+// flight, the coordinator's row and the resource's epoch and value (what
+// the server holds), each actor's belief, pause and pending check, and what
+// the verdict needs (the highest epoch accepted, whether a write conflicted
+// or was blocked). Equal states are one node. A run is complete when only
+// the clock could move.
 //
 // To expand a state the server must hold it. The search walks depth first,
 // so the server is usually in the state it expands next already; when it
-// is not, the part a move is about to use is put back with real SQL, just
-// before the move's own statement (live's ready hook): the coordinator's row
-// cleared and seeded, or the resource reset to the state's epoch and value,
-// one round trip each. The effects and their judgements live in the world
-// the state keeps. Replaying the state's path from the start instead costs
-// a reset plus every move of the path; BenchmarkOrders measures both, and
-// restoring was 1.2-1.4 times faster on renewal-race.
+// is not, the machine puts the part a move is about to use back with real
+// SQL, just before the move's own statement: the coordinator's row cleared
+// and seeded, or the resource reset to the state's epoch and value, one
+// round trip each. The effects and their judgements live in the state.
+// Replaying the state's path from the start instead costs a reset plus
+// every move of the path; BenchmarkOrders measures both, and restoring was
+// 1.2-1.4 times faster on renewal-race.
 
-// OrdersResult is every schedule of a scenario's moves under one knob
+// Result is every schedule of a scenario's moves under one knob
 // setting, explored on the server.
-type OrdersResult struct {
+type Result struct {
 	Scenario string
 	Knobs    scenario.Knobs
 	// States is how many different states the search reached, the initial
@@ -88,11 +89,11 @@ type GoalReach struct {
 // Reachable reports whether any run reaches the goal.
 func (g GoalReach) Reachable() bool { return g.Par > 0 }
 
-// OrdersConfig says where searches play.
-type OrdersConfig struct {
+// Config says where searches play.
+type Config struct {
 	// Host is a host the caller keeps open; the searches open runs (schemas
 	// and resource state) of their own on it.
-	Host *Host
+	Host *engine.Host
 	// DSN is used when Host is nil: the first search that needs the server
 	// opens a host on it, kept until Close.
 	DSN string
@@ -101,28 +102,28 @@ type OrdersConfig struct {
 	Lanes int
 }
 
-// MaxOrderStates bounds one search, so a scenario file with many events
+// MaxStates bounds one search, so a scenario file with many events
 // cannot take the machine's memory.
-const MaxOrderStates = 100000
+const MaxStates = 100000
 
-// ErrTooManyStates is a search that stopped at MaxOrderStates.
-var ErrTooManyStates = fmt.Errorf("more than %d states: too many to explore; try a scenario with fewer events", MaxOrderStates)
+// ErrTooManyStates is a search that stopped at MaxStates.
+var ErrTooManyStates = fmt.Errorf("more than %d states: too many to explore; try a scenario with fewer events", MaxStates)
 
-// ErrOrdersClosed is a search started after Close.
-var ErrOrdersClosed = errors.New("the search was closed")
+// ErrClosed is a search started after Close.
+var ErrClosed = errors.New("the search was closed")
 
 // Orders explores scenarios' move graphs on one server and remembers the
 // answers in memory, per scenario (its name, times and content) and knob
 // setting. It is safe for concurrent use: a search asked for while the same
 // one runs waits for it. Close it when its searches have returned.
 type Orders struct {
-	cfg OrdersConfig
+	cfg Config
 	// replay, for measuring, puts the server into a state by replaying
 	// the state's path from the start instead of restoring it with SQL.
 	replay bool
 
 	mu      sync.Mutex
-	host    *Host
+	host    *engine.Host
 	ownHost bool
 	closed  bool
 	cache   map[ordersKey]*ordersFound
@@ -135,7 +136,7 @@ type ordersKey struct {
 }
 
 // NewOrders returns a search on cfg's host or DSN with an empty cache.
-func NewOrders(cfg OrdersConfig) *Orders {
+func NewOrders(cfg Config) *Orders {
 	if cfg.Lanes <= 0 {
 		cfg.Lanes = min(4, runtime.GOMAXPROCS(0))
 	}
@@ -143,7 +144,7 @@ func NewOrders(cfg OrdersConfig) *Orders {
 }
 
 // Close closes the host the search opened, if it did. Cached results stay
-// readable through Cached; new searches fail with ErrOrdersClosed.
+// readable through Cached; new searches fail with ErrClosed.
 func (o *Orders) Close(ctx context.Context) error {
 	o.mu.Lock()
 	h, own := o.host, o.ownHost
@@ -156,12 +157,12 @@ func (o *Orders) Close(ctx context.Context) error {
 }
 
 // Cached returns the result for sc under k if a search made it already.
-func (o *Orders) Cached(sc *scenario.Scenario, k scenario.Knobs) (OrdersResult, bool) {
+func (o *Orders) Cached(sc *scenario.Scenario, k scenario.Knobs) (Result, bool) {
 	o.mu.Lock()
 	f := o.cache[ordersKey{fingerprint(sc), k}]
 	o.mu.Unlock()
 	if f == nil {
-		return OrdersResult{}, false
+		return Result{}, false
 	}
 	return f.result(sc, true), true
 }
@@ -169,10 +170,10 @@ func (o *Orders) Cached(sc *scenario.Scenario, k scenario.Knobs) (OrdersResult, 
 // Search explores sc's move graph under k on the server, or answers from
 // the cache. progress, if set, is told how many states the search has
 // found so far; calls never overlap.
-func (o *Orders) Search(ctx context.Context, sc *scenario.Scenario, k scenario.Knobs, progress func(states int)) (OrdersResult, error) {
+func (o *Orders) Search(ctx context.Context, sc *scenario.Scenario, k scenario.Knobs, progress func(states int)) (Result, error) {
 	rs, err := o.search(ctx, sc, []scenario.Knobs{k}, progress)
 	if err != nil {
-		return OrdersResult{}, err
+		return Result{}, err
 	}
 	return rs[0], nil
 }
@@ -180,21 +181,21 @@ func (o *Orders) Search(ctx context.Context, sc *scenario.Scenario, k scenario.K
 // SearchAll explores sc under all six knob settings, in the order of
 // scenario.AllKnobs, several settings at once. progress is told the
 // states found so far over all settings.
-func (o *Orders) SearchAll(ctx context.Context, sc *scenario.Scenario, progress func(states int)) ([]OrdersResult, error) {
+func (o *Orders) SearchAll(ctx context.Context, sc *scenario.Scenario, progress func(states int)) ([]Result, error) {
 	return o.search(ctx, sc, scenario.AllKnobs(), progress)
 }
 
-func (o *Orders) search(ctx context.Context, sc *scenario.Scenario, ks []scenario.Knobs, progress func(states int)) ([]OrdersResult, error) {
+func (o *Orders) search(ctx context.Context, sc *scenario.Scenario, ks []scenario.Knobs, progress func(states int)) ([]Result, error) {
 	if sc == nil {
 		return nil, errors.New("no scenario to explore")
 	}
 	for _, k := range ks {
-		if err := checkKnobs(k); err != nil {
+		if err := k.Check(); err != nil {
 			return nil, err
 		}
 	}
 	fp := fingerprint(sc)
-	out := make([]OrdersResult, len(ks))
+	out := make([]Result, len(ks))
 	// Each setting is answered from the cache, waited for when another
 	// call is searching it, or searched here.
 	var mine, waits []int
@@ -251,7 +252,7 @@ func (o *Orders) search(ctx context.Context, sc *scenario.Scenario, ks []scenari
 
 // searchOn searches the settings ks[i] for i in todo, in lanes, and caches
 // each result.
-func (o *Orders) searchOn(ctx context.Context, sc *scenario.Scenario, fp string, ks []scenario.Knobs, todo []int, out []OrdersResult, progress func(states int)) error {
+func (o *Orders) searchOn(ctx context.Context, sc *scenario.Scenario, fp string, ks []scenario.Knobs, todo []int, out []Result, progress func(states int)) error {
 	h, err := o.hostFor(ctx)
 	if err != nil {
 		return err
@@ -268,17 +269,17 @@ func (o *Orders) searchOn(ctx context.Context, sc *scenario.Scenario, fp string,
 			progress(total)
 		}
 	}
-	lanes := min(o.cfg.Lanes, len(todo), max(1, int(h.pool.Config().MaxConns)))
+	lanes := min(o.cfg.Lanes, len(todo), max(1, h.RunConns()))
 	g, gctx := errgroup.WithContext(ctx)
 	for range lanes {
 		g.Go(func() (err error) {
-			defer CatchPanic(&err)
+			defer engine.CatchPanic(&err)
 			var ln *lane
 			defer func() {
 				if ln != nil {
-					cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), CloseTimeout)
+					cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), engine.CloseTimeout)
 					defer cancel()
-					err = errors.Join(err, ln.run.Close(cctx))
+					err = errors.Join(err, ln.m.Close(cctx))
 				}
 			}()
 			for {
@@ -291,10 +292,9 @@ func (o *Orders) searchOn(ctx context.Context, sc *scenario.Scenario, fp string,
 				}
 				i := todo[j]
 				if ln == nil {
-					if ln, err = openLane(gctx, h, sc, ks[i]); err != nil {
+					if ln, err = openLane(gctx, h, sc, ks[i], o.replay); err != nil {
 						return err
 					}
-					ln.replay = o.replay
 				}
 				f, err := ln.explore(gctx, sc, ks[i], count)
 				if err != nil {
@@ -311,11 +311,11 @@ func (o *Orders) searchOn(ctx context.Context, sc *scenario.Scenario, fp string,
 }
 
 // hostFor is the host searches play on, opened on first use from the DSN.
-func (o *Orders) hostFor(ctx context.Context) (*Host, error) {
+func (o *Orders) hostFor(ctx context.Context) (*engine.Host, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.closed {
-		return nil, ErrOrdersClosed
+		return nil, ErrClosed
 	}
 	if o.host != nil {
 		return o.host, nil
@@ -323,7 +323,7 @@ func (o *Orders) hostFor(ctx context.Context) (*Host, error) {
 	if o.cfg.DSN == "" {
 		return nil, errors.New("no server to explore on: give a host or a DSN")
 	}
-	h, err := OpenHost(ctx, HostConfig{DSN: o.cfg.DSN, MaxConns: int32(o.cfg.Lanes)})
+	h, err := engine.OpenHost(ctx, engine.HostConfig{DSN: o.cfg.DSN, MaxConns: int32(o.cfg.Lanes)})
 	if err != nil {
 		return nil, err
 	}
@@ -369,37 +369,29 @@ func fingerprint(sc *scenario.Scenario) string {
 	return sc.Name + " " + strings.Join(names, ",") + " " + hex.EncodeToString(sum[:12])
 }
 
-// lane is one run the search plays moves on, with what its server holds.
+// lane is one machine the search plays moves on.
 type lane struct {
-	run *Run
-	l   *live
-	// coord, epoch and value are what the server holds now.
-	coord *scenario.Lease
-	epoch int64
-	value json.RawMessage
-	// usedCoord and usedRes say which parts the current step used.
-	usedCoord, usedRes bool
+	m *engine.Machine
 	// g and at are the search and the node being expanded.
 	g  *graph
 	at int
-	// replay, for measuring, puts a state back by replaying its path
-	// from the initial state instead of restoring it with SQL.
-	replay bool
 }
 
-func openLane(ctx context.Context, h *Host, sc *scenario.Scenario, k scenario.Knobs) (*lane, error) {
-	r, err := Open(ctx, Config{Host: h, Scenario: sc, Knobs: k, Who: "search"})
+func openLane(ctx context.Context, h *engine.Host, sc *scenario.Scenario, k scenario.Knobs, replay bool) (*lane, error) {
+	m, err := engine.OpenMachine(ctx, h, sc, k)
 	if err != nil {
 		return nil, err
 	}
-	ln := &lane{run: r, l: r.be.(*live)}
-	ln.l.ready = ln.ready
+	ln := &lane{m: m}
+	if replay {
+		m.ReplayInstead(func() []scenario.Move { return ln.g.path(ln.at) })
+	}
 	return ln, nil
 }
 
 // orderNode is one state of the move graph.
 type orderNode struct {
-	w        world
+	s        world.State
 	edges    []orderEdge
 	terminal bool
 	verdict  string
@@ -435,8 +427,8 @@ type predicateReach struct {
 	moves []scenario.Move
 }
 
-func (f *ordersFound) result(sc *scenario.Scenario, cached bool) OrdersResult {
-	r := OrdersResult{
+func (f *ordersFound) result(sc *scenario.Scenario, cached bool) Result {
+	r := Result{
 		Scenario: f.scenario, Knobs: f.knobs, States: f.states, Moves: f.moves, Restores: f.restores,
 		Runs: new(big.Int).Set(f.runs), Conflict: new(big.Int).Set(f.conflict),
 		Blocked: new(big.Int).Set(f.blocked), Safe: new(big.Int).Set(f.safe),
@@ -461,35 +453,37 @@ type graph struct {
 	index   map[string]int
 	onStack []bool
 	moves   int
-	restore int
 	count   func(int)
-	key     strings.Builder
+	// key is room for the key of the state just reached.
+	key []byte
 }
 
-// explore searches the move graph of sc under k on the lane's run.
+// explore searches the move graph of sc under k on the lane's machine.
 func (ln *lane) explore(ctx context.Context, sc *scenario.Scenario, k scenario.Knobs, count func(int)) (*ordersFound, error) {
 	start := time.Now()
-	if err := ln.run.Replace(ctx, sc, k); err != nil {
+	if err := ln.m.Reset(ctx, sc, k); err != nil {
 		return nil, err
 	}
-	ln.coord, ln.epoch, ln.value = cloneLease(ln.l.w.coord), ln.l.w.res.Epoch, ln.l.w.res.Value
+	restores := ln.m.Restores()
 	g := &graph{index: map[string]int{}, count: count}
 	ln.g = g
-	root := ln.l.w.clone()
-	g.add(g.stateKey(&root), root, -1, scenario.Move{})
+	root := ln.m.State()
+	g.key = root.AppendKey(g.key[:0])
+	g.add(string(g.key), root, -1, scenario.Move{})
 	count(1)
 	if err := ln.expand(ctx, g, 0); err != nil {
 		return nil, err
 	}
 	f := g.summarise(sc, k)
+	f.restores = ln.m.Restores() - restores
 	f.took = time.Since(start)
 	return f, nil
 }
 
-// add makes w, with its key, a node reached from parent by via.
-func (g *graph) add(key string, w world, parent int, via scenario.Move) int {
+// add makes s, with its key, a node reached from parent by via.
+func (g *graph) add(key string, s world.State, parent int, via scenario.Move) int {
 	i := len(g.nodes)
-	g.nodes = append(g.nodes, orderNode{w: w, parent: parent, via: via})
+	g.nodes = append(g.nodes, orderNode{s: s, parent: parent, via: via})
 	g.onStack = append(g.onStack, false)
 	g.index[key] = i
 	return i
@@ -503,45 +497,40 @@ func (ln *lane) expand(ctx context.Context, g *graph, i int) error {
 	}
 	g.onStack[i] = true
 	defer func() { g.onStack[i] = false }()
-	opts := g.nodes[i].w.options(false)
-	if !slices.ContainsFunc(opts, func(o Option) bool { return o.Move.Actor != scenario.ClockActor }) {
-		n := &g.nodes[i]
+	n := &g.nodes[i]
+	opts := n.s.Options(n.s.Now(), false)
+	if !slices.ContainsFunc(opts, func(o world.Option) bool { return o.Move.Actor != scenario.ClockActor }) {
 		n.terminal = true
-		n.verdict = n.w.judge()
+		n.verdict = n.s.Verdict()
 		return nil
 	}
 	preds := scenario.Predicates()
 	for _, o := range opts {
-		ln.l.w = g.nodes[i].w.clone()
-		ln.at, ln.usedCoord, ln.usedRes = i, false, false
-		st, err := ln.l.apply(ctx, o.Move)
+		ln.m.SetState(g.nodes[i].s)
+		ln.at = i
+		st, err := ln.m.Apply(ctx, o.Move)
 		if err != nil {
 			return fmt.Errorf("move %s after %s: %w", o.Move, scenario.FormatMoves(g.path(i)), err)
 		}
 		g.moves++
-		if ln.usedCoord {
-			ln.coord = cloneLease(ln.l.w.coord)
-		}
-		if ln.usedRes {
-			ln.epoch, ln.value = ln.l.w.res.Epoch, ln.l.w.res.Value
-		}
-		from := &g.nodes[i].w
+		from := &g.nodes[i].s // expanding the moves before may have moved g.nodes
 		var bits uint32
 		for b, p := range preds {
-			if holdsAfter(p, st, from.coord, from.flight) {
+			if from.Reached(p, st) {
 				bits |= 1 << b
 			}
 		}
-		key := g.stateKey(&ln.l.w)
-		to, seen := g.index[key]
+		next := ln.m.State()
+		g.key = next.AppendKey(g.key[:0])
+		to, seen := g.index[string(g.key)]
 		if seen && g.onStack[to] {
 			return fmt.Errorf("move %s after %s leads back to a state on the path: the moves never end", o.Move, scenario.FormatMoves(g.path(i)))
 		}
 		if !seen {
-			if len(g.nodes) >= MaxOrderStates {
+			if len(g.nodes) >= MaxStates {
 				return ErrTooManyStates
 			}
-			to = g.add(key, ln.l.w, i, o.Move)
+			to = g.add(string(g.key), next, i, o.Move)
 			g.count(1)
 		}
 		g.nodes[i].edges = append(g.nodes[i].edges, orderEdge{mv: o.Move, to: to, goals: bits})
@@ -554,68 +543,6 @@ func (ln *lane) expand(ctx context.Context, g *graph, i int) error {
 	return nil
 }
 
-// ready is the live backend's hook before a step talks to the server: it
-// puts the part the step uses (the coordinator's row, or the resource) into
-// the state the step starts from, where the server holds another state's,
-// and notes that the step will change it.
-func (ln *lane) ready(ctx context.Context, res bool) error {
-	w := &ln.l.w // the step's own changes to this part come after the hook
-	if !res {
-		ln.usedCoord = true
-		if equalLease(ln.coord, w.coord) {
-			return nil
-		}
-	} else {
-		ln.usedRes = true
-		if ln.epoch == w.res.Epoch && bytes.Equal(ln.value, w.res.Value) {
-			return nil
-		}
-	}
-	ln.g.restore++
-	if ln.replay {
-		return ln.replayTo(ctx)
-	}
-	l := ln.l
-	if !res {
-		b := l.host.bound(l.schemaName, l.appName("setup"))
-		b.Queue(l.host.sql.clear)
-		if c := w.coord; c != nil {
-			b.Queue(l.host.sql.seed, w.sc.Lease, c.Owner, c.Fence, c.LeaseVersion, c.ExpiresAt)
-		}
-		if err := l.host.send(ctx, b, nil); err != nil {
-			return fmt.Errorf("cannot put the coordinator's row back: %w", err)
-		}
-		ln.coord = cloneLease(w.coord)
-		return nil
-	}
-	v, err := l.rc.Reset(ctx, w.res.Epoch, w.res.Value)
-	if err != nil {
-		return fmt.Errorf("cannot put the resource back: %w", err)
-	}
-	ln.epoch, ln.value = v.Epoch, v.Value
-	return nil
-}
-
-// replayTo, for measuring the other way, resets the run and plays the
-// path of the node being expanded from the start, then carries on with the
-// world the step started from.
-func (ln *lane) replayTo(ctx context.Context) error {
-	w := ln.l.w
-	ln.l.ready = nil
-	defer func() { ln.l.ready = ln.ready }()
-	if err := ln.l.resetTo(ctx, w.sc, w.knobs); err != nil {
-		return err
-	}
-	for _, mv := range ln.g.path(ln.at) {
-		if _, err := ln.l.apply(ctx, mv); err != nil {
-			return err
-		}
-	}
-	ln.coord, ln.epoch, ln.value = cloneLease(ln.l.w.coord), ln.l.w.res.Epoch, ln.l.w.res.Value
-	ln.l.w = w
-	return nil
-}
-
 // path is the moves by which the search first reached node i.
 func (g *graph) path(i int) []scenario.Move {
 	var out []scenario.Move
@@ -624,111 +551,6 @@ func (g *graph) path(i int) []scenario.Move {
 	}
 	slices.Reverse(out)
 	return out
-}
-
-func equalLease(a, b *scenario.Lease) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	return *a == *b
-}
-
-// clone is a deep copy of the world, for a state the search keeps.
-func (w *world) clone() world {
-	c := *w
-	c.coord = cloneLease(w.coord)
-	c.res = cloneRes(w.res)
-	c.order = slices.Clone(w.order)
-	c.beliefs = make(map[string]*belief, len(w.beliefs))
-	for a, b := range w.beliefs {
-		nb := *b
-		nb.lease = cloneLease(b.lease)
-		if b.checked != nil {
-			v := *b.checked
-			nb.checked = &v
-		}
-		c.beliefs[a] = &nb
-	}
-	c.flight = slices.Clone(w.flight)
-	c.played = slices.Clone(w.played)
-	c.sent = make(map[string]bool, len(w.sent))
-	for id, v := range w.sent {
-		c.sent[id] = v
-	}
-	return c
-}
-
-// stateKey is the state's identity: everything that decides what later
-// moves do and how the run is judged. Left out: when a message was sent
-// and the effects one by one, which only the narration and the effects'
-// list show; the verdict needs only the highest epoch accepted and
-// whether a write conflicted or was blocked.
-func (g *graph) stateKey(w *world) string {
-	b := &g.key
-	b.Reset()
-	num := func(n int64) { b.WriteString(strconv.FormatInt(n, 10)); b.WriteByte(' ') }
-	lease := func(l *scenario.Lease) {
-		if l == nil {
-			b.WriteString("- ")
-			return
-		}
-		b.WriteString(strconv.Quote(l.Owner))
-		num(l.Fence)
-		num(l.LeaseVersion)
-		num(l.ExpiresAt)
-	}
-	num(w.now)
-	for _, p := range w.played {
-		if p {
-			b.WriteByte('1')
-		} else {
-			b.WriteByte('0')
-		}
-	}
-	b.WriteString("|sent ")
-	ids := make([]string, 0, len(w.sent))
-	for id := range w.sent {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	for _, id := range ids {
-		fmt.Fprintf(b, "%q=%t ", id, w.sent[id])
-	}
-	b.WriteString("|flight ")
-	flight := slices.Clone(w.flight)
-	slices.SortFunc(flight, func(a, b transcript.Message) int { return strings.Compare(a.ID, b.ID) })
-	for _, m := range flight {
-		fmt.Fprintf(b, "%q %q %q %d %d %d %s ", m.ID, m.From, m.Kind, m.Due, m.Epoch, m.Rows, m.Value)
-		lease(&m.Snapshot)
-	}
-	b.WriteString("|coord ")
-	lease(w.coord)
-	b.WriteString("|res ")
-	num(w.res.Epoch)
-	b.Write(w.res.Value)
-	// What scenario.Judge carries from one write to the next: the highest
-	// epoch accepted so far, the initial one counting as accepted.
-	high := w.sc.Resource.Epoch
-	for _, e := range w.res.Effects {
-		if e.Accepted {
-			high = max(high, e.Epoch)
-		}
-	}
-	t := scenario.TallyOf(w.res.Effects)
-	fmt.Fprintf(b, " high %d conflict %t blocked %t|beliefs ", high, t.Conflicts > 0, t.Blocked > 0)
-	for _, a := range w.order {
-		bl := w.beliefs[a]
-		b.WriteString(strconv.Quote(a))
-		lease(bl.lease)
-		fmt.Fprintf(b, "%t ", bl.paused)
-		switch {
-		case bl.checked == nil:
-			b.WriteString("- ")
-		default:
-			fmt.Fprintf(b, "%t ", *bl.checked)
-		}
-	}
-	return b.String()
 }
 
 // summarise counts the complete runs from each state, by verdict and by
@@ -777,7 +599,7 @@ func (g *graph) summarise(sc *scenario.Scenario, k scenario.Knobs) *ordersFound 
 		}
 	}
 	f := &ordersFound{
-		scenario: sc.Name, knobs: k, states: n, moves: g.moves, restores: g.restore,
+		scenario: sc.Name, knobs: k, states: n, moves: g.moves,
 		runs: runs[0], conflict: byVerdict[scenario.VerdictConflict][0],
 		blocked: byVerdict[scenario.VerdictBlocked][0], safe: byVerdict[scenario.VerdictSafe][0],
 	}
@@ -814,7 +636,7 @@ func (g *graph) summarise(sc *scenario.Scenario, k scenario.Knobs) *ordersFound 
 	shortest := func(verdict string) []scenario.Move {
 		best := -1
 		for i := range g.nodes {
-			if dist[i] >= 0 && g.nodes[i].w.judge() == verdict && (best < 0 || dist[i] < dist[best]) {
+			if dist[i] >= 0 && g.nodes[i].s.Verdict() == verdict && (best < 0 || dist[i] < dist[best]) {
 				best = i
 			}
 		}

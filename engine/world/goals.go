@@ -1,4 +1,4 @@
-package engine
+package world
 
 import (
 	"slices"
@@ -43,6 +43,12 @@ func firstReaching(p scenario.Predicate, initial *scenario.Lease, steps []transc
 	return 0
 }
 
+// Reached reports whether goal predicate p holds after step st, made from
+// this state.
+func (s *State) Reached(p scenario.Predicate, st transcript.Step) bool {
+	return holdsAfter(p, st, s.coord, s.flight)
+}
+
 // holdsAfter decides p for one step, given the row and the messages in
 // flight just before it.
 func holdsAfter(p scenario.Predicate, s transcript.Step, prev *scenario.Lease, flight []transcript.Message) bool {
@@ -85,7 +91,7 @@ func Fact(about scenario.About, s transcript.Step, initialEpoch int64) string {
 	case scenario.AboutResult:
 		return s.Result
 	case scenario.AboutVerdict:
-		return transcript.OutcomeOf(s.Coordinator, cloneRes(s.Resource), initialEpoch).Verdict
+		return transcript.OutcomeOf(s.Coordinator, s.Resource.Clone(), initialEpoch).Verdict
 	case scenario.AboutOwner:
 		if s.Coordinator == nil {
 			return ""

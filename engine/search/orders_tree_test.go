@@ -1,4 +1,4 @@
-package engine
+package search_test
 
 import (
 	"context"
@@ -7,7 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leaserace/leaserace/engine"
 	"github.com/leaserace/leaserace/engine/pgtest"
+	"github.com/leaserace/leaserace/engine/search"
+	"github.com/leaserace/leaserace/engine/world"
 	"github.com/leaserace/leaserace/scenario"
 )
 
@@ -20,19 +23,19 @@ type treeCounts struct {
 	goals    map[scenario.Predicate]int64
 }
 
-func walkTree(ctx context.Context, t *testing.T, r *Run, c *treeCounts) {
+func walkTree(ctx context.Context, t *testing.T, r *engine.Run, c *treeCounts) {
 	t.Helper()
 	pos := r.Pos()
-	r.mu.Lock()
-	w := r.be.(*live).w
-	w.now = r.now
-	opts := w.options(false)
-	r.mu.Unlock()
-	if !slices.ContainsFunc(opts, func(o Option) bool { return o.Move.Actor != scenario.ClockActor }) {
+	w, ok := r.State()
+	if !ok {
+		t.Fatal("the run has no state: it is not live")
+	}
+	opts := w.Options(r.Now(), false)
+	if !slices.ContainsFunc(opts, func(o world.Option) bool { return o.Move.Actor != scenario.ClockActor }) {
 		c.runs++
 		c.verdicts[r.View().Outcome.Verdict]++
 		sc := r.Scenario()
-		for _, st := range GoalsOf(goalsFor(scenario.Predicates()), sc.Initial, r.Steps()) {
+		for _, st := range world.GoalsOf(goalsFor(scenario.Predicates()), sc.Initial, r.Steps()) {
 			if st.Reached {
 				c.goals[st.Goal.When]++
 			}
@@ -96,7 +99,7 @@ expect:
 		{writes, scenario.Knobs{Renewal: scenario.RenewalBlind, Fencing: scenario.FencingOff}},
 		{writes, scenario.Knobs{Renewal: scenario.RenewalBlind, Fencing: scenario.FencingStrict}},
 	}
-	o := NewOrders(OrdersConfig{DSN: dsn})
+	o := search.NewOrders(search.Config{DSN: dsn})
 	defer func() {
 		if err := o.Close(context.Background()); err != nil {
 			t.Error(err)
@@ -108,7 +111,7 @@ expect:
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, err := Open(ctx, Config{DSN: dsn, Scenario: tc.sc, Knobs: tc.k, Log: []scenario.Move{}})
+			r, err := engine.Open(ctx, engine.Config{DSN: dsn, Scenario: tc.sc, Knobs: tc.k, Log: []scenario.Move{}})
 			if err != nil {
 				t.Fatal(err)
 			}

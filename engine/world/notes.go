@@ -1,10 +1,9 @@
-package engine
+package world
 
 import (
 	"fmt"
 	"strings"
 
-	"github.com/leaserace/leaserace/engine/resource"
 	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/scenario"
 )
@@ -206,7 +205,7 @@ func noteSkip(actor string, cache *scenario.Lease, t int64) string {
 // noteWrite narrates a write from the resource's answer and the
 // contract's judgement of it; the fencing check reads in the reader's
 // direction, stored epoch first.
-func noteWrite(actor string, epoch int64, wr resource.WriteResult, before int64, e scenario.Effect, f scenario.Fencing, kind noteKind, effects int) string {
+func noteWrite(actor string, epoch int64, wr Written, before int64, e scenario.Effect, f scenario.Fencing, kind noteKind, effects int) string {
 	what := fmt.Sprintf("%s's write with fence %d", actor, epoch)
 	switch kind {
 	case noteDirect:
@@ -217,7 +216,7 @@ func noteWrite(actor string, epoch int64, wr resource.WriteResult, before int64,
 	switch {
 	case e.Judgement == scenario.JudgedBlocked:
 		return fmt.Sprintf("The resource refused %s: %s. Blocked: %s's valid write was lost, which is what strict fencing, the unsuccessful fix, does.", what, predicate(f, wr.Effect.StoredEpoch, epoch, false), actor)
-	case !wr.Accepted:
+	case !wr.Call.Accepted:
 		return fmt.Sprintf("The resource refused %s: %s, below the highest epoch seen. Fencing held.", what, predicate(f, wr.Effect.StoredEpoch, epoch, false))
 	case e.Judgement == scenario.JudgedConflict:
 		return fmt.Sprintf("The resource accepted %s after a newer epoch (%s): %d effects / CONFLICT.", what, predicate(f, before, epoch, true), effects)
@@ -239,39 +238,4 @@ func predicate(f scenario.Fencing, stored, epoch int64, accepted bool) string {
 		return fmt.Sprintf("%s: stored epoch %d %s new epoch %d: accepted", f, stored, op, epoch)
 	}
 	return fmt.Sprintf("%s wants stored epoch %s new epoch, and %d %s %d is false: refused", f, op, stored, op, epoch)
-}
-
-// diffOutcomes says in words what a knob toggle changed.
-func diffOutcomes(a, b transcript.Outcome) []string {
-	var out []string
-	if a.Effects != b.Effects {
-		out = append(out, fmt.Sprintf("effects %d → %d", a.Effects, b.Effects))
-	}
-	if a.Verdict != b.Verdict {
-		out = append(out, fmt.Sprintf("verdict %s → %s", a.Verdict, b.Verdict))
-	}
-	ca, cb := a.Coordinator, b.Coordinator
-	switch {
-	case ca != nil && cb != nil:
-		if ca.Owner != cb.Owner {
-			out = append(out, fmt.Sprintf("owner %s → %s", ca.Owner, cb.Owner))
-		}
-		if ca.Fence != cb.Fence {
-			out = append(out, fmt.Sprintf("fence %d → %d", ca.Fence, cb.Fence))
-		}
-		if ca.ExpiresAt != cb.ExpiresAt {
-			out = append(out, fmt.Sprintf("expires %d → %d", ca.ExpiresAt, cb.ExpiresAt))
-		}
-	case ca == nil && cb != nil:
-		out = append(out, "lease row appears")
-	case ca != nil && cb == nil:
-		out = append(out, "lease row gone")
-	}
-	if a.Resource.Epoch != b.Resource.Epoch {
-		out = append(out, fmt.Sprintf("resource epoch %d → %d", a.Resource.Epoch, b.Resource.Epoch))
-	}
-	if len(out) == 0 {
-		out = append(out, "no change at this step")
-	}
-	return out
 }

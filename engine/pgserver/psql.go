@@ -1,4 +1,4 @@
-package engine
+package pgserver
 
 import (
 	"errors"
@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/leaserace/leaserace/engine/pgserver"
 )
 
 // PsqlCommand is a psql command line, ready for a shell, that reaches the
@@ -26,7 +25,7 @@ func PsqlCommand(dsn, schema string) (line string, needsPassword bool, err error
 	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
 		// pgx quotes the string back; a password in it must not be shown.
-		return "", false, fmt.Errorf("cannot read the connection string for psql: %s", pgserver.RedactDSN(err.Error()))
+		return "", false, fmt.Errorf("cannot read the connection string for psql: %s", RedactDSN(err.Error()))
 	}
 	given, err := dsnSettings(dsn)
 	if err != nil {
@@ -64,18 +63,6 @@ func PsqlCommand(dsn, schema string) (line string, needsPassword bool, err error
 
 	needsPassword = given["password"] != "" || os.Getenv("PGPASSWORD") != ""
 	return "psql " + shellWord(strings.Join(pairs, " ")), needsPassword, nil
-}
-
-// PsqlCommand is the psql command line for this run's server and schema;
-// see the function of the same name.
-func (r *Run) PsqlCommand() (line string, needsPassword bool, err error) {
-	r.mu.Lock()
-	l, ok := r.be.(*live)
-	r.mu.Unlock()
-	if !ok {
-		return "", false, errors.New("a replay has no database to open psql on")
-	}
-	return PsqlCommand(l.host.dsn, l.schemaName)
 }
 
 // dsnSettings reads the settings a URL or key=value connection string

@@ -1,4 +1,4 @@
-package engine_test
+package search_test
 
 import (
 	"context"
@@ -11,18 +11,20 @@ import (
 	"github.com/leaserace/leaserace/engine"
 	"github.com/leaserace/leaserace/engine/enginetest"
 	"github.com/leaserace/leaserace/engine/pgtest"
+	"github.com/leaserace/leaserace/engine/search"
+	"github.com/leaserace/leaserace/engine/world"
 	"github.com/leaserace/leaserace/scenario"
 )
 
 // searchAll explores every setting of a built-in scenario with a search of
 // its own, closed when the test ends.
-func searchAll(t *testing.T, dsn, name string) ([]engine.OrdersResult, *engine.Orders) {
+func searchAll(t *testing.T, dsn, name string) ([]search.Result, *search.Orders) {
 	t.Helper()
 	sc, err := scenario.Builtin(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := engine.NewOrders(engine.OrdersConfig{DSN: dsn})
+	o := search.NewOrders(search.Config{DSN: dsn})
 	t.Cleanup(func() {
 		if err := o.Close(context.Background()); err != nil {
 			t.Errorf("close: %v", err)
@@ -35,7 +37,7 @@ func searchAll(t *testing.T, dsn, name string) ([]engine.OrdersResult, *engine.O
 	return rs, o
 }
 
-func resultFor(t *testing.T, rs []engine.OrdersResult, k scenario.Knobs) engine.OrdersResult {
+func resultFor(t *testing.T, rs []search.Result, k scenario.Knobs) search.Result {
 	t.Helper()
 	for _, r := range rs {
 		if r.Knobs == k {
@@ -43,7 +45,7 @@ func resultFor(t *testing.T, rs []engine.OrdersResult, k scenario.Knobs) engine.
 		}
 	}
 	t.Fatalf("no result for %s", k)
-	return engine.OrdersResult{}
+	return search.Result{}
 }
 
 // playMoves plays a move list on a fresh run of a built-in scenario, each
@@ -59,7 +61,7 @@ func playMoves(t *testing.T, dsn, name string, k scenario.Knobs, log []scenario.
 	return r
 }
 
-func goalReach(t *testing.T, r engine.OrdersResult, p scenario.Predicate) engine.GoalReach {
+func goalReach(t *testing.T, r search.Result, p scenario.Predicate) search.GoalReach {
 	t.Helper()
 	for _, g := range r.Goals {
 		if g.Goal.When == p {
@@ -67,7 +69,7 @@ func goalReach(t *testing.T, r engine.OrdersResult, p scenario.Predicate) engine
 		}
 	}
 	t.Fatalf("%s: no goal %s among %+v", r.Knobs, p, r.Goals)
-	return engine.GoalReach{}
+	return search.GoalReach{}
 }
 
 // TestOrdersRenewalRace is issue 13's claim on the server: no order of
@@ -123,7 +125,7 @@ func TestOrdersRenewalRace(t *testing.T) {
 
 // TestOrdersGoals: the goal panel's answers come from the one place goals
 // are decided. A goal's par list, played, reaches the goal after exactly
-// par moves by engine.GoalsOf; an impossible goal has zero runs.
+// par moves by world.GoalsOf; an impossible goal has zero runs.
 func TestOrdersGoals(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	rs, _ := searchAll(t, dsn, "renewal-race")
@@ -144,7 +146,7 @@ func TestOrdersGoals(t *testing.T) {
 				continue
 			}
 			run := playMoves(t, dsn, "renewal-race", r.Knobs, g.Moves)
-			st := engine.GoalsOf([]scenario.Goal{g.Goal}, sc.Initial, run.Steps())[0]
+			st := world.GoalsOf([]scenario.Goal{g.Goal}, sc.Initial, run.Steps())[0]
 			if !st.Reached || st.Moves != g.Par {
 				t.Errorf("%s %s: par list %s played: reached %v after %d moves, want after %d", r.Knobs, g.Goal.ID, scenario.FormatMoves(g.Moves), st.Reached, st.Moves, g.Par)
 			}
@@ -173,11 +175,11 @@ func TestOrdersRestoreMatchesReplay(t *testing.T) {
 	sc, _ := scenario.Builtin("renewal-race")
 	ks := []scenario.Knobs{enginetest.Knobs(scenario.RenewalBlind, scenario.FencingOff), enginetest.Knobs(scenario.RenewalCompare, scenario.FencingStrict)}
 	for _, k := range ks {
-		var got [2]engine.OrdersResult
+		var got [2]search.Result
 		for i, replay := range []bool{false, true} {
-			o := engine.NewOrders(engine.OrdersConfig{DSN: dsn})
+			o := search.NewOrders(search.Config{DSN: dsn})
 			if replay {
-				engine.ReplayOrders(o)
+				search.ReplayOrders(o)
 			}
 			r, err := o.Search(enginetest.Ctx(t), sc, k, nil)
 			if cerr := o.Close(context.Background()); cerr != nil {
@@ -208,7 +210,7 @@ func TestOrdersCacheAndProgress(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	sc, _ := scenario.Builtin("control")
 	k := enginetest.Knobs(scenario.RenewalBlind, scenario.FencingOff)
-	o := engine.NewOrders(engine.OrdersConfig{DSN: dsn})
+	o := search.NewOrders(search.Config{DSN: dsn})
 	var seen []int
 	first, err := o.Search(enginetest.Ctx(t), sc, k, func(n int) { seen = append(seen, n) })
 	if err != nil {
@@ -236,8 +238,8 @@ func TestOrdersCacheAndProgress(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := o.Search(enginetest.Ctx(t), later, k, nil); !errors.Is(err, engine.ErrOrdersClosed) {
-		t.Errorf("another variant after Close: %v, want ErrOrdersClosed (not a cache hit)", err)
+	if _, err := o.Search(enginetest.Ctx(t), later, k, nil); !errors.Is(err, search.ErrClosed) {
+		t.Errorf("another variant after Close: %v, want ErrClosed (not a cache hit)", err)
 	}
 }
 
@@ -246,14 +248,14 @@ func TestOrdersCacheAndProgress(t *testing.T) {
 func TestOrdersConcurrentCallers(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	sc, _ := scenario.Builtin("control")
-	o := engine.NewOrders(engine.OrdersConfig{DSN: dsn})
+	o := search.NewOrders(search.Config{DSN: dsn})
 	defer func() {
 		if err := o.Close(context.Background()); err != nil {
 			t.Error(err)
 		}
 	}()
 	var wg sync.WaitGroup
-	var res [2][]engine.OrdersResult
+	var res [2][]search.Result
 	var errs [2]error
 	for i := range 2 {
 		wg.Go(func() { res[i], errs[i] = o.SearchAll(enginetest.Ctx(t), sc, nil) })

@@ -1,0 +1,96 @@
+package engine_test
+
+import (
+	"bytes"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// maxPackageLines is issue 11's rule for every package of the module: no
+// more lines than this in its non-test Go files. A package that grows past
+// it is split by concern, not squeezed.
+const maxPackageLines = 2500
+
+// TestNoPackageOverMaxLines counts every line of every non-test .go file
+// (build-tagged ones too), package by package, over the whole module, as
+// `cat *.go | wc -l` would without the tests.
+func TestNoPackageOverMaxLines(t *testing.T) {
+	root := moduleRoot(t)
+	lines := map[string]int{}
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if path == root {
+				return nil
+			}
+			// What the go command leaves out, and nested modules.
+			if strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "testdata" || name == "vendor" {
+				return filepath.SkipDir
+			}
+			if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(root, filepath.Dir(path))
+		if err != nil {
+			return err
+		}
+		lines[filepath.ToSlash(rel)] += bytes.Count(data, []byte("\n"))
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("walking the module at %s: %v", root, err)
+	}
+	// The walk itself must have seen the module, or the rule holds by
+	// looking at nothing.
+	if lines["engine"] == 0 || lines["scenario"] == 0 {
+		t.Fatalf("the walk from %s found no engine or scenario package: %v", root, lines)
+	}
+	pkgs := make([]string, 0, len(lines))
+	for p := range lines {
+		pkgs = append(pkgs, p)
+	}
+	slices.Sort(pkgs)
+	for _, p := range pkgs {
+		n := lines[p]
+		t.Logf("%5d %s", n, p)
+		if n > maxPackageLines {
+			t.Errorf("package %s has %d lines of non-test Go, over %d: split it by concern", p, n, maxPackageLines)
+		}
+	}
+}
+
+// moduleRoot is the directory of the go.mod above the test's working
+// directory.
+func moduleRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			t.Fatal("no go.mod above the test's directory")
+		}
+		dir = up
+	}
+}
