@@ -18,7 +18,6 @@ import (
 	"github.com/leaserace/leaserace/engine/room"
 	"github.com/leaserace/leaserace/engine/search"
 	"github.com/leaserace/leaserace/engine/transcript"
-	"github.com/leaserace/leaserace/engine/world"
 	"github.com/leaserace/leaserace/scenario"
 	"github.com/leaserace/leaserace/tui/keys"
 	"github.com/leaserace/leaserace/tui/styles"
@@ -697,11 +696,11 @@ func exportedPaths(paths []string) string {
 	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
 }
 
-// playMenu is play mode's menu: the moves enabled now and the one picked.
+// playMenu is play mode: on, and the menu entry picked (the moves
+// enabled now are the snapshot's options).
 type playMenu struct {
-	on      bool
-	options []world.Option
-	at      int
+	on bool
+	at int
 }
 
 // askPrompt is a predict-then-reveal question on screen: asked before its

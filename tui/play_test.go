@@ -177,6 +177,10 @@ func TestPredictThenReveal(t *testing.T) {
 	if m.tally.Asked != 2 || m.tally.Right != 1 {
 		t.Errorf("tally %+v", m.tally)
 	}
+	// At the end of the run the tally shows.
+	if !strings.Contains(m.View(), "Predictions: 1 of 2 right.") {
+		t.Errorf("no tally at the end:\n%s", m.View())
+	}
 	// The tally goes into the export.
 	m = press(t, m, "e")
 	files, _ := filepath.Glob(filepath.Join(m.exportDir, "*.json"))

@@ -315,10 +315,15 @@ func (m screen) statusLines(w int) []string {
 		}
 		return clip(wrap(p, w, "", "  "), 3)
 	}
-	if len(m.status) == 0 {
+	status := m.status
+	if t := m.tallyWords(); t != "" && m.snap.view.Pos >= len(m.snap.log) {
+		// At the end of the run: how the predictions went.
+		status = append(append([]span{styled(&m.st.Title, t)}, plain(" ")), status...)
+	}
+	if len(status) == 0 {
 		return nil
 	}
-	return clip(wrap(m.status, w, "", "  "), 2)
+	return clip(wrap(status, w, "", "  "), 2)
 }
 
 func (m screen) helpLines(w int) []string {

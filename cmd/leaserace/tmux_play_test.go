@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -36,7 +37,7 @@ func TestTmuxPlayModeReachesTheGoal(t *testing.T) {
 	s, status := tmuxStart(t, 120, 48, built.path, "--scenario", "renewal-race", "--renewal", "blind", "--fencing", "off",
 		"--play", "--no-ask", "--pg", "dsn", "--dsn", dsn, "--export-dir", dir)
 	s.waitScreen("Your move", time.Minute)
-	for _, words := range []string{
+	for i, words := range []string{
 		"A sends heartbeat hb1",
 		"advance the clock to 1060",
 		"advance the clock to 1070",
@@ -47,10 +48,10 @@ func TestTmuxPlayModeReachesTheGoal(t *testing.T) {
 		"A writes its effect",
 	} {
 		n := menuNumber(t, s, words)
-		before := s.screen()
 		s.keys(n)
-		for end := time.Now().Add(20 * time.Second); time.Now().Before(end) && s.screen() == before; time.Sleep(50 * time.Millisecond) {
-		}
+		// The move ran once the header counts it; the menu on that frame
+		// is the one for the next move.
+		s.waitScreen(fmt.Sprintf("event %d/%d", i+1, i+1), 20*time.Second)
 	}
 	scr := s.waitFlat("The resource accepts a stale write — reached in 8 moves", 30*time.Second)
 	if !strings.Contains(flat(scr), "2 effects / CONFLICT") {
@@ -102,7 +103,7 @@ func TestTmuxPausedHolderAndFencing(t *testing.T) {
 		t.Errorf("the narration does not say A wrote on its old check:\n%s", scr)
 	}
 	s.keys("f", "f") // off → strict → monotonic, at the same step
-	scr = s.waitFlat("fencing: monotonic", 30*time.Second)
+	s.waitFlat("fencing: monotonic", 30*time.Second)
 	scr = s.waitFlat("1 effect / safe", 30*time.Second)
 	if !strings.Contains(flat(scr), "monotonic wants stored epoch ≤ new epoch, and 34 ≤ 33 is false") {
 		t.Errorf("monotonic fencing did not refuse A's write in words:\n%s", scr)
