@@ -4,6 +4,7 @@ import (
 	"github.com/charmbracelet/bubbles/spinner"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/leaserace/leaserace/tui/styles"
+	"github.com/leaserace/leaserace/tui/text"
 )
 
 // boot is the start-up screen: a spinner naming the provider and the
@@ -58,11 +59,11 @@ func (b boot) View(st *styles.Styles, width, height int) []string {
 	if width < 1 || height < 1 {
 		return nil
 	}
-	head := []span{plain(b.spin.View() + " "), styled(&st.Title, "leaserace"),
-		plain(" is starting PostgreSQL with the " + b.provider + " provider…")}
-	lines := wrap(head, width, "", "  ")
+	head := []text.Span{text.Plain(b.spin.View() + " "), text.Styled(&st.Title, "leaserace"),
+		text.Plain(" is starting PostgreSQL with the " + b.provider + " provider…")}
+	lines := text.Wrap(head, width, "", "  ")
 	for _, l := range b.lines {
-		lines = append(lines, wrap([]span{styled(&st.Faint, l)}, width, "  · ", "    ")...)
+		lines = append(lines, text.Wrap([]text.Span{text.Styled(&st.Faint, l)}, width, "  · ", "    ")...)
 	}
-	return clip(lines, height)
+	return text.Clip(lines, height)
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/leaserace/leaserace/scenario"
 	"github.com/leaserace/leaserace/tui/keys"
 	"github.com/leaserace/leaserace/tui/styles"
+	"github.com/leaserace/leaserace/tui/text"
 )
 
 // chooser is the small scenario list behind s.
@@ -75,9 +76,9 @@ func (c chooser) Update(msg tea.Msg) (chooser, tea.Cmd) {
 
 // View lists the scenarios in width cells.
 func (c chooser) View(st *styles.Styles, width int) []string {
-	lines := wrap([]span{styled(&st.Title, "Choose a scenario"), plain(" — enter opens it at its start with the same knobs, esc goes back.")}, width, "", "")
+	lines := text.Wrap([]text.Span{text.Styled(&st.Title, "Choose a scenario"), text.Plain(" — enter opens it at its start with the same knobs, esc goes back.")}, width, "", "")
 	if len(c.names) == 0 {
-		return append(lines, wrap([]span{styled(&st.Warn, "⚠ no built-in scenarios were found")}, width, "", "")...)
+		return append(lines, text.Wrap([]text.Span{text.Styled(&st.Warn, "⚠ no built-in scenarios were found")}, width, "", "")...)
 	}
 	for i, n := range c.names {
 		mark := "  "
@@ -85,11 +86,11 @@ func (c chooser) View(st *styles.Styles, width int) []string {
 		if i == c.cursor {
 			mark, sty = "▸ ", &st.Selected
 		}
-		p := []span{{text: n, style: sty}}
+		p := []text.Span{text.Styled(sty, n)}
 		if c.titles[i] != "" {
-			p = append(p, styled(&st.Faint, " — "+c.titles[i]))
+			p = append(p, text.Styled(&st.Faint, " — "+c.titles[i]))
 		}
-		lines = append(lines, wrap(p, width, mark, "    ")...)
+		lines = append(lines, text.Wrap(p, width, mark, "    ")...)
 	}
 	return lines
 }

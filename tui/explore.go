@@ -15,6 +15,7 @@ import (
 	"github.com/leaserace/leaserace/scenario"
 	"github.com/leaserace/leaserace/tui/keys"
 	"github.com/leaserace/leaserace/tui/styles"
+	"github.com/leaserace/leaserace/tui/text"
 )
 
 // needsLive is what x says when there is no server to sweep on.
@@ -108,11 +109,11 @@ func (m Model) openExplore() (tea.Model, tea.Cmd) {
 	m.playing = false
 	sc := m.snap.sc
 	if !m.run.Live() || m.replay != nil {
-		m.status = []span{plain(needsLive + ".")}
+		m.status = []text.Span{text.Plain(needsLive + ".")}
 		return m, nil
 	}
 	if len(sc.Times) == 0 {
-		m.status = []span{plain(fmt.Sprintf("Scenario %s has no named times, so there is nothing to sweep and no map: its events happen at fixed times.", sc.Name))}
+		m.status = []text.Span{text.Plain(fmt.Sprintf("Scenario %s has no named times, so there is nothing to sweep and no map: its events happen at fixed times.", sc.Name))}
 		return m, nil
 	}
 	vary, err := batch.DefaultVary(sc)
@@ -120,7 +121,7 @@ func (m Model) openExplore() (tea.Model, tea.Cmd) {
 		err = batch.CheckVary(sc, vary)
 	}
 	if err != nil {
-		m.status = []span{plain(fmt.Sprintf("No map for %s: %v.", sc.Name, err))}
+		m.status = []text.Span{text.Plain(fmt.Sprintf("No map for %s: %v.", sc.Name, err))}
 		return m, nil
 	}
 	if m.explore.grid.of(sc, vary[0]) {
@@ -251,11 +252,11 @@ func (m screen) exploreLines(w int) []string {
 	hi := min(n, lo+fits) // exclusive
 
 	v := g.vary
-	title := []span{styled(&st.Title, "Map of "+g.scenario), plain(fmt.Sprintf(": %s %d..%d × knob setting.", v.Name, v.From, v.To))}
+	title := []text.Span{text.Styled(&st.Title, "Map of "+g.scenario), text.Plain(fmt.Sprintf(": %s %d..%d × knob setting.", v.Name, v.From, v.To))}
 	if lo > 0 || hi < n {
-		title = append(title, plain(fmt.Sprintf(" Showing %d..%d; ←/→ scroll.", g.values[lo], g.values[hi-1])))
+		title = append(title, text.Plain(fmt.Sprintf(" Showing %d..%d; ←/→ scroll.", g.values[lo], g.values[hi-1])))
 	}
-	out := wrap(title, w, "", "  ")
+	out := text.Wrap(title, w, "", "  ")
 
 	// Ticks every few columns, wide enough apart for the longest value.
 	valW := len(strconv.FormatInt(v.To, 10))
@@ -274,21 +275,21 @@ func (m screen) exploreLines(w int) []string {
 		}
 	}
 	out = append(out, strings.TrimRight(string(ticks), " "))
-	mark := []span{plain(strings.Repeat(" ", labelW))}
+	mark := []text.Span{text.Plain(strings.Repeat(" ", labelW))}
 	switch {
 	case curCol >= lo && curCol < hi:
 		pad := (curCol-lo)*cellW + 1
 		say := fmt.Sprintf("▼ %s=%d on screen", v.Name, g.values[curCol])
-		if labelW+pad+textWidth(say) > w {
+		if labelW+pad+text.Width(say) > w {
 			say = "▼"
 		}
-		mark = append(mark, plain(strings.Repeat(" ", pad)), styled(&st.Cursor, say))
+		mark = append(mark, text.Plain(strings.Repeat(" ", pad)), text.Styled(&st.Cursor, say))
 	case curCol >= 0:
-		mark = append(mark, styled(&st.Faint, fmt.Sprintf("%s=%d on screen is off to the %s", v.Name, g.values[curCol], map[bool]string{true: "left", false: "right"}[curCol < lo])))
+		mark = append(mark, text.Styled(&st.Faint, fmt.Sprintf("%s=%d on screen is off to the %s", v.Name, g.values[curCol], map[bool]string{true: "left", false: "right"}[curCol < lo])))
 	default:
-		mark = append(mark, styled(&st.Faint, fmt.Sprintf("%s=%d on screen is outside the window", v.Name, m.snap.sc.Times[v.Name])))
+		mark = append(mark, text.Styled(&st.Faint, fmt.Sprintf("%s=%d on screen is outside the window", v.Name, m.snap.sc.Times[v.Name])))
 	}
-	out = append(out, renderSpans(mark))
+	out = append(out, text.Line(mark))
 
 	for i, k := range g.rows {
 		var b strings.Builder
@@ -315,20 +316,20 @@ func (m screen) exploreLines(w int) []string {
 	default:
 		say = fmt.Sprintf("✓ %s, %d effects", c.Verdict, c.Effects)
 	}
-	detail := []span{
-		styled(&st.Selected, fmt.Sprintf("[%s, %s=%d]", g.rows[m.explore.row], v.Name, g.values[m.explore.col])),
-		plain(" " + say + fmt.Sprintf(". enter runs it here, replayed to t=%d; esc closes.", m.snap.view.Now)),
+	detail := []text.Span{
+		text.Styled(&st.Selected, fmt.Sprintf("[%s, %s=%d]", g.rows[m.explore.row], v.Name, g.values[m.explore.col])),
+		text.Plain(" " + say + fmt.Sprintf(". enter runs it here, replayed to t=%d; esc closes.", m.snap.view.Now)),
 	}
-	out = append(out, wrap(detail, w, "", "  ")...)
-	legend := []span{
-		styled(&st.Good, "✓n"), plain(" safe, "), styled(&st.Warn, "✗n"), plain(" conflict, "),
-		styled(&st.Alarm, "⊘n"), plain(" blocked (a valid write refused), n effects accepted · "),
-		plain("▶ ▼ < > the run on screen · [ ] cursor"),
+	out = append(out, text.Wrap(detail, w, "", "  ")...)
+	legend := []text.Span{
+		text.Styled(&st.Good, "✓n"), text.Plain(" safe, "), text.Styled(&st.Warn, "✗n"), text.Plain(" conflict, "),
+		text.Styled(&st.Alarm, "⊘n"), text.Plain(" blocked (a valid write refused), n effects accepted · "),
+		text.Plain("▶ ▼ < > the run on screen · [ ] cursor"),
 	}
 	if g.took > 0 {
-		legend = append(legend, styled(&st.Faint, fmt.Sprintf(" · %d runs in %s", len(g.rows)*len(g.values), g.took.Round(time.Millisecond))))
+		legend = append(legend, text.Styled(&st.Faint, fmt.Sprintf(" · %d runs in %s", len(g.rows)*len(g.values), g.took.Round(time.Millisecond))))
 	}
-	return append(out, wrap(legend, w, "", "  ")...)
+	return append(out, text.Wrap(legend, w, "", "  ")...)
 }
 
 // exploreCell draws one cell cellW wide: brackets for the cursor, angle
@@ -367,10 +368,10 @@ func verdictCell(st *styles.Styles, c batch.ExploreCell) (string, *styles.Ink) {
 }
 
 // mapLegend says what the cells mean, a line per verdict.
-func mapLegend(st *styles.Styles) [][]span {
-	return [][]span{
-		{styled(&st.Good, "✓n"), plain("  safe: n effects accepted, none stale, no valid write refused")},
-		{styled(&st.Warn, "✗n"), plain("  conflict: n effects accepted, a stale write among them")},
-		{styled(&st.Alarm, "⊘n"), plain("  blocked: n accepted, a valid write refused (strict fencing)")},
+func mapLegend(st *styles.Styles) [][]text.Span {
+	return [][]text.Span{
+		{text.Styled(&st.Good, "✓n"), text.Plain("  safe: n effects accepted, none stale, no valid write refused")},
+		{text.Styled(&st.Warn, "✗n"), text.Plain("  conflict: n effects accepted, a stale write among them")},
+		{text.Styled(&st.Alarm, "⊘n"), text.Plain("  blocked: n accepted, a valid write refused (strict fencing)")},
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/leaserace/leaserace/engine/batch"
 	"github.com/leaserace/leaserace/scenario"
 	"github.com/leaserace/leaserace/tui/styles"
+	"github.com/leaserace/leaserace/tui/text"
 )
 
 // MapOptions say how WriteExploreMap draws: colour or not, for a light or
@@ -97,7 +98,7 @@ func WriteExploreMap(w io.Writer, res batch.ExploreResult, st MapOptions) error 
 					if t > lo {
 						b.WriteByte(' ')
 					}
-					b.WriteString(render(ink, fmt.Sprintf("%-*s", cellW-1, cell)))
+					b.WriteString(text.Render(ink, fmt.Sprintf("%-*s", cellW-1, cell)))
 				}
 				b.WriteString("\n")
 			}
@@ -109,7 +110,7 @@ func WriteExploreMap(w io.Writer, res batch.ExploreResult, st MapOptions) error 
 	}
 	b.WriteString("\n")
 	for _, l := range mapLegend(&sty) {
-		b.WriteString(renderSpans(l) + "\n")
+		b.WriteString(text.Line(l) + "\n")
 	}
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return fmt.Errorf("cannot write the map: %w", err)

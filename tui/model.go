@@ -21,6 +21,7 @@ import (
 	"github.com/leaserace/leaserace/scenario"
 	"github.com/leaserace/leaserace/tui/keys"
 	"github.com/leaserace/leaserace/tui/styles"
+	"github.com/leaserace/leaserace/tui/text"
 )
 
 // playEvery is the pace of space/play: one event per beat, slow enough to
@@ -100,7 +101,7 @@ type screen struct {
 	busy    bool
 	busyOp  op
 	playing bool
-	status  []span
+	status  []text.Span
 	err     error
 	lastTog *engine.Change
 	// psql is how to open psql beside the run on screen (full help).
@@ -321,7 +322,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case searchDoneMsg:
 		return m.onSearchDone(msg), nil
 	case roomErrMsg:
-		m.status = []span{styled(&m.st.Warn, "⚠ the room did not take the last report: "), plain(msg.err.Error())}
+		m.status = []text.Span{text.Styled(&m.st.Warn, "⚠ the room did not take the last report: "), text.Plain(msg.err.Error())}
 		return m, nil
 	case readyMsg:
 		if msg.err != nil {
@@ -402,7 +403,7 @@ func (m Model) key(km tea.KeyMsg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case key.Matches(km, m.keys.Push):
 		if m.room != nil && m.room.presenter {
-			m.status = []span{plain(fmt.Sprintf("Pushed %s with %s, t=%d, to every attendee.", m.snap.sc.Name, m.snap.view.Knobs, m.snap.view.Now))}
+			m.status = []text.Span{text.Plain(fmt.Sprintf("Pushed %s with %s, t=%d, to every attendee.", m.snap.sc.Name, m.snap.view.Knobs, m.snap.view.Now))}
 			return m, m.setLead(true)
 		}
 		return m, nil
@@ -478,16 +479,16 @@ func (m Model) start(o op) (Model, tea.Cmd) {
 func (m Model) togglePlay() (tea.Model, tea.Cmd) {
 	if m.playing {
 		m.playing = false
-		m.status = []span{plain("⏸ paused")}
+		m.status = []text.Span{text.Plain("⏸ paused")}
 		return m, nil
 	}
 	if m.snap.view.Pos >= len(m.snap.log) {
-		m.status = []span{plain("Nothing left to play: g goes back to the start.")}
+		m.status = []text.Span{text.Plain("Nothing left to play: g goes back to the start.")}
 		return m, nil
 	}
 	m.playing = true
 	m.playGen++
-	m.status = []span{plain("▶ playing, one event every " + playEvery.String() + "; space pauses")}
+	m.status = []text.Span{text.Plain("▶ playing, one event every " + playEvery.String() + "; space pauses")}
 	next, cmd := m.enqueue(op{kind: opNext})
 	return next, tea.Batch(cmd, m.playTick())
 }
@@ -503,7 +504,7 @@ func (m Model) beat(msg playTickMsg) (tea.Model, tea.Cmd) {
 	}
 	if m.snap.view.Pos >= len(m.snap.log) && len(m.queue) == 0 && !m.busy {
 		m.playing = false
-		m.status = []span{plain("■ played to the last event")}
+		m.status = []text.Span{text.Plain("■ played to the last event")}
 		return m, nil
 	}
 	if m.busy || len(m.queue) > 0 {
@@ -547,7 +548,7 @@ func (m Model) done(d doneMsg) (tea.Model, tea.Cmd) {
 	m.status = nil
 	m.lastTog = nil
 	if d.info != "" {
-		m.status = []span{plain(d.info)}
+		m.status = []text.Span{text.Plain(d.info)}
 		if d.op.kind == opNext {
 			m.playing = false
 		}
@@ -573,13 +574,13 @@ func (m Model) done(d doneMsg) (tea.Model, tea.Cmd) {
 		m.lastTog = d.change
 		m.status = m.changeStatus(d.change)
 	case opExport:
-		m.status = []span{styled(&m.st.Good, "✓ exported"), plain(" " + exportedPaths(d.paths))}
+		m.status = []text.Span{text.Styled(&m.st.Good, "✓ exported"), text.Plain(" " + exportedPaths(d.paths))}
 	case opReconnect:
-		m.status = []span{styled(&m.st.Good, "✓ reconnected"), plain(fmt.Sprintf(" and replayed to t=%d", m.snap.view.Now))}
+		m.status = []text.Span{text.Styled(&m.st.Good, "✓ reconnected"), text.Plain(fmt.Sprintf(" and replayed to t=%d", m.snap.view.Now))}
 	case opOpen:
-		m.status = []span{plain("opened " + m.snap.sc.Name)}
+		m.status = []text.Span{text.Plain("opened " + m.snap.sc.Name)}
 		if d.info != "" {
-			m.status = append(m.status, plain(" ("+d.info+")"))
+			m.status = append(m.status, text.Plain(" ("+d.info+")"))
 		}
 	case opWalk:
 		ri := *m.replay
@@ -592,7 +593,7 @@ func (m Model) done(d doneMsg) (tea.Model, tea.Cmd) {
 			m = m.showExplore()
 		}
 	case opJump:
-		m.status = []span{styled(&m.st.Changed, strings.Join(d.change.Lines, " · ")), plain(fmt.Sprintf(" · replayed to t=%d", m.snap.view.Now))}
+		m.status = []text.Span{text.Styled(&m.st.Changed, strings.Join(d.change.Lines, " · ")), text.Plain(fmt.Sprintf(" · replayed to t=%d", m.snap.view.Now))}
 	}
 	var search tea.Cmd
 	m, search = m.searchGoals()
@@ -652,23 +653,23 @@ func (m Model) entry(kind string) transcript.PresenterEntry {
 }
 
 // changeStatus says what a toggle did: the knob, then what it changed.
-func (m screen) changeStatus(ch *engine.Change) []span {
+func (m screen) changeStatus(ch *engine.Change) []text.Span {
 	if ch == nil {
 		return nil
 	}
-	var p []span
+	var p []text.Span
 	switch {
 	case ch.From.Renewal != ch.To.Renewal:
-		p = append(p, plain(fmt.Sprintf("r: renewal %s → ", ch.From.Renewal)), styled(&m.st.Changed, ch.To.Renewal.Describe()))
+		p = append(p, text.Plain(fmt.Sprintf("r: renewal %s → ", ch.From.Renewal)), text.Styled(&m.st.Changed, ch.To.Renewal.Describe()))
 	case ch.From.Fencing != ch.To.Fencing:
-		p = append(p, plain(fmt.Sprintf("f: fencing %s → ", ch.From.Fencing)), styled(&m.st.Changed, ch.To.Fencing.Describe()))
+		p = append(p, text.Plain(fmt.Sprintf("f: fencing %s → ", ch.From.Fencing)), text.Styled(&m.st.Changed, ch.To.Fencing.Describe()))
 	}
-	p = append(p, plain(fmt.Sprintf(" · same t=%d, other setting (not later in time): ", m.snap.view.Now)))
+	p = append(p, text.Plain(fmt.Sprintf(" · same t=%d, other setting (not later in time): ", m.snap.view.Now)))
 	for i, l := range ch.Lines {
 		if i > 0 {
-			p = append(p, plain(" · "))
+			p = append(p, text.Plain(" · "))
 		}
-		p = append(p, styled(&m.st.Changed, l))
+		p = append(p, text.Styled(&m.st.Changed, l))
 	}
 	return p
 }

@@ -8,27 +8,28 @@ import (
 
 	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/scenario"
+	"github.com/leaserace/leaserace/tui/text"
 )
 
 // para is a paragraph of spans and the indents its lines start with.
 type para struct {
-	spans       []span
+	spans       []text.Span
 	first, rest string
 }
 
-func p(spans ...span) para { return para{spans: spans} }
+func p(spans ...text.Span) para { return para{spans: spans} }
 
 // field is a "label value" paragraph whose continuation lines hang under
 // the value.
-func field(label string, lw int, spans ...span) para {
-	pad := strings.Repeat(" ", max(1, lw-textWidth(label)))
-	return para{spans: spans, first: label + pad, rest: strings.Repeat(" ", textWidth(label)+len(pad))}
+func field(label string, lw int, spans ...text.Span) para {
+	pad := strings.Repeat(" ", max(1, lw-text.Width(label)))
+	return para{spans: spans, first: label + pad, rest: strings.Repeat(" ", text.Width(label)+len(pad))}
 }
 
 func layoutParas(ps []para, w int) []string {
 	var out []string
 	for _, x := range ps {
-		out = append(out, wrap(x.spans, w, x.first, x.rest)...)
+		out = append(out, text.Wrap(x.spans, w, x.first, x.rest)...)
 	}
 	return out
 }
@@ -39,26 +40,26 @@ func layoutParas(ps []para, w int) []string {
 func (m screen) box(titles []string, lines []string, w, h int) []string {
 	bs := &m.st.Border
 	inner := max(0, w-4)
-	top := render(bs, "╭─")
+	top := text.Render(bs, "╭─")
 	used := 3 // ╭─ and ╮
 	for _, t := range titles {
-		if tw := textWidth(t) + 2; used+tw <= w {
+		if tw := text.Width(t) + 2; used+tw <= w {
 			top += " " + m.st.PaneHead.Render(t) + " "
 			used += tw
 			break
 		}
 	}
-	top += render(bs, strings.Repeat("─", max(0, w-used))+"╮")
+	top += text.Render(bs, strings.Repeat("─", max(0, w-used))+"╮")
 	out := []string{top}
-	left, right := render(bs, "│")+" ", " "+render(bs, "│")
+	left, right := text.Render(bs, "│")+" ", " "+text.Render(bs, "│")
 	for i := range max(h, len(lines)) {
 		l := ""
 		if i < len(lines) {
 			l = lines[i]
 		}
-		out = append(out, left+fit(l, inner)+right)
+		out = append(out, left+text.Fit(l, inner)+right)
 	}
-	return append(out, render(bs, "╰"+strings.Repeat("─", max(0, w-2))+"╯"))
+	return append(out, text.Render(bs, "╰"+strings.Repeat("─", max(0, w-2))+"╯"))
 }
 
 // panes: Coordinator, In flight and Resource side by side.
@@ -75,7 +76,7 @@ func (m screen) panes(w int, l layout) []string {
 		h := 0
 		for i, b := range blocks {
 			if l.paneMax > 0 {
-				blocks[i] = clip(b, l.paneMax)
+				blocks[i] = text.Clip(b, l.paneMax)
 			}
 			h = max(h, len(blocks[i]))
 		}
@@ -83,10 +84,10 @@ func (m screen) panes(w int, l layout) []string {
 		for i := range blocks {
 			blocks[i] = m.box(titles[i], blocks[i], widths[i], h)
 		}
-		return hjoin("", widths, blocks...)
+		return text.HJoin("", widths, blocks...)
 	}
 	// Without borders: a heading per column and a rule between columns.
-	sep := " " + render(&m.st.Border, "│") + " "
+	sep := " " + text.Render(&m.st.Border, "│") + " "
 	pw := (w - 2*3) / n
 	widths := []int{pw, pw, w - 2*3 - 2*pw}
 	heads := []string{"Coordinator", "In flight", "Resource"}
@@ -97,11 +98,11 @@ func (m screen) panes(w int, l layout) []string {
 	}
 	for i, b := range blocks {
 		if l.paneMax > 0 {
-			b = clip(b, l.paneMax)
+			b = text.Clip(b, l.paneMax)
 		}
 		blocks[i] = append([]string{m.st.PaneHead.Render(heads[i])}, b...)
 	}
-	return hjoin(sep, widths, blocks...)
+	return text.HJoin(sep, widths, blocks...)
 }
 
 // coordinatorLines is the leases row after the step, with the fields the
@@ -115,12 +116,12 @@ func (m screen) coordinatorLines(w int, roomy bool) []string {
 		prev = s.prevCoordinator()
 	}
 	if cur == nil {
-		ps := []para{p(styled(&st.Faint, "no leases row"))}
+		ps := []para{p(text.Styled(&st.Faint, "no leases row"))}
 		if prev != nil {
-			ps = append(ps, p(styled(&st.Warn, "⚠ the row is gone")))
+			ps = append(ps, p(text.Styled(&st.Warn, "⚠ the row is gone")))
 		}
 		if s.sc.Initial == nil && !hasAction(s.sc, scenario.ActionAcquire) {
-			ps = append(ps, p(styled(&st.Faint, "this scenario writes to the resource directly; no lease is involved")))
+			ps = append(ps, p(text.Styled(&st.Faint, "this scenario writes to the resource directly; no lease is involved")))
 		}
 		return layoutParas(ps, w)
 	}
@@ -138,29 +139,29 @@ func (m screen) coordinatorLines(w int, roomy bool) []string {
 	}
 	var ps []para
 	if roomy {
-		ps = append(ps, p(styled(&st.Faint, "leases row '"+s.sc.Lease+"'")))
+		ps = append(ps, p(text.Styled(&st.Faint, "leases row '"+s.sc.Lease+"'")))
 	}
 	for i, v := range vals {
 		sp := changed(m, v.now, v.was, prev != nil)
 		if i == 3 && cur.ExpiresAt <= s.view.Now {
 			// Expiry is relative to the cursor, so say it in words.
-			sp = append(sp, styled(&st.Warn, " ⚠ expired"))
+			sp = append(sp, text.Styled(&st.Warn, " ⚠ expired"))
 		}
 		ps = append(ps, field(names[i], lw, sp...))
 	}
 	if prev != nil && cur.Fence < prev.Fence {
-		ps = append(ps, p(styled(&st.Warn, fmt.Sprintf("⚠ fence %d → %d: regressed", prev.Fence, cur.Fence))))
+		ps = append(ps, p(text.Styled(&st.Warn, fmt.Sprintf("⚠ fence %d → %d: regressed", prev.Fence, cur.Fence))))
 	}
 	return layoutParas(ps, w)
 }
 
 // changed renders a value, highlighted with what it was when the last
 // step changed it.
-func changed(m screen, now, was string, known bool) []span {
+func changed(m screen, now, was string, known bool) []text.Span {
 	if !known || now == was {
-		return []span{styled(&m.st.Value, now)}
+		return []text.Span{text.Styled(&m.st.Value, now)}
 	}
-	return []span{styled(&m.st.Changed, now), styled(&m.st.Faint, " (was "+was+")")}
+	return []text.Span{text.Styled(&m.st.Changed, now), text.Styled(&m.st.Faint, " (was "+was+")")}
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
@@ -180,29 +181,29 @@ func (m screen) flightLines(w int) []string {
 	st, s := m.st, m.snap
 	var ps []para
 	for _, msg := range s.view.InFlight {
-		ps = append(ps, p(styled(&st.Title, msg.ID), plain(" from "+msg.From)))
+		ps = append(ps, p(text.Styled(&st.Title, msg.ID), text.Plain(" from "+msg.From)))
 		due := fmt.Sprintf("sent %d, due %d", msg.Sent, msg.Due)
 		if msg.Due < 0 {
 			due = fmt.Sprintf("sent %d, lost: never arrives", msg.Sent)
 		}
-		ps = append(ps, para{spans: []span{plain(due)}, first: "  ", rest: "  "})
+		ps = append(ps, para{spans: []text.Span{text.Plain(due)}, first: "  ", rest: "  "})
 		sn := msg.Snapshot
-		ps = append(ps, para{spans: []span{styled(&st.Faint, fmt.Sprintf("carries %s, fence %d, v%d, expires %d", sn.Owner, sn.Fence, sn.LeaseVersion, sn.ExpiresAt))}, first: "  ", rest: "  "})
+		ps = append(ps, para{spans: []text.Span{text.Styled(&st.Faint, fmt.Sprintf("carries %s, fence %d, v%d, expires %d", sn.Owner, sn.Fence, sn.LeaseVersion, sn.ExpiresAt))}, first: "  ", rest: "  "})
 		if msg.Stale {
-			ps = append(ps, para{spans: []span{styled(&st.Warn, "⚠ stale"), plain(": " + msg.StaleReason)}, first: "  ", rest: "    "})
+			ps = append(ps, para{spans: []text.Span{text.Styled(&st.Warn, "⚠ stale"), text.Plain(": " + msg.StaleReason)}, first: "  ", rest: "    "})
 		} else {
-			ps = append(ps, para{spans: []span{styled(&st.Good, "✓ current epoch")}, first: "  ", rest: "  "})
+			ps = append(ps, para{spans: []text.Span{text.Styled(&st.Good, "✓ current epoch")}, first: "  ", rest: "  "})
 		}
 	}
 	if len(ps) == 0 {
-		ps = append(ps, p(styled(&st.Faint, "nothing in flight")))
+		ps = append(ps, p(text.Styled(&st.Faint, "nothing in flight")))
 	}
 	if last := s.last(); last != nil && last.Action == scenario.ActionDeliver && last.Heartbeat != "" {
 		what := "refused"
 		if last.Rows > 0 {
 			what = "applied"
 		}
-		ps = append(ps, p(styled(&st.Faint, fmt.Sprintf("%s arrived at %d: %s (see SQL)", last.Heartbeat, last.T, what))))
+		ps = append(ps, p(text.Styled(&st.Faint, fmt.Sprintf("%s arrived at %d: %s (see SQL)", last.Heartbeat, last.T, what))))
 	}
 	return layoutParas(ps, w)
 }
@@ -220,20 +221,20 @@ func (m screen) resourceLines(w int, roomy bool, limit int) []string {
 	wasEpoch, wasValue := s.prevResource()
 	ps = append(ps, field("epoch", lw, changed(m, itoa(res.Epoch), itoa(wasEpoch), known)...))
 	value := changed(m, valueText(res.Value), valueText(wasValue), known)
-	if !roomy && len(value) > 1 && textWidth(valueText(wasValue)) > 8 {
+	if !roomy && len(value) > 1 && text.Width(valueText(wasValue)) > 8 {
 		// Tight: the old value is long and the epoch line already says
 		// the state changed.
 		value = value[:1]
 	}
 	ps = append(ps, field("value", lw, value...))
 	if known && res.Epoch < wasEpoch {
-		ps = append(ps, p(styled(&st.Warn, fmt.Sprintf("⚠ epoch %d → %d: regressed", wasEpoch, res.Epoch))))
+		ps = append(ps, p(text.Styled(&st.Warn, fmt.Sprintf("⚠ epoch %d → %d: regressed", wasEpoch, res.Epoch))))
 	}
 	switch {
 	case len(res.Effects) == 0:
-		ps = append(ps, p(styled(&st.Faint, "no effects yet")))
+		ps = append(ps, p(text.Styled(&st.Faint, "no effects yet")))
 	case roomy:
-		ps = append(ps, p(styled(&st.Label, "effects")))
+		ps = append(ps, p(text.Styled(&st.Label, "effects")))
 	}
 	head := layoutParas(ps, w)
 	var effects [][]string
@@ -249,22 +250,22 @@ func (m screen) resourceLines(w int, roomy bool, limit int) []string {
 		// pane reads without colour.
 		switch {
 		case e.Judgement == scenario.JudgedBlocked:
-			sp := []span{styled(&st.Alarm, "⊘"), plain(what + " refused: "), styled(&st.Alarm, "BLOCKED"), plain(", a valid write lost")}
+			sp := []text.Span{text.Styled(&st.Alarm, "⊘"), text.Plain(what + " refused: "), text.Styled(&st.Alarm, "BLOCKED"), text.Plain(", a valid write lost")}
 			if roomy && e.Reason != "" {
-				sp = append(sp, plain(": "), styled(&st.Faint, e.Reason))
+				sp = append(sp, text.Plain(": "), text.Styled(&st.Faint, e.Reason))
 			}
-			effects = append(effects, wrap(sp, w, "", "   "))
+			effects = append(effects, text.Wrap(sp, w, "", "   "))
 		case !e.Accepted:
-			sp := []span{styled(&st.Good, "✗"), plain(what + " refused")}
+			sp := []text.Span{text.Styled(&st.Good, "✗"), text.Plain(what + " refused")}
 			if roomy && e.Reason != "" {
 				// Tight screens leave the why to the narration.
-				sp = append(sp, plain(": "), styled(&st.Faint, e.Reason))
+				sp = append(sp, text.Plain(": "), text.Styled(&st.Faint, e.Reason))
 			}
-			effects = append(effects, wrap(sp, w, "", "   "))
+			effects = append(effects, text.Wrap(sp, w, "", "   "))
 		case e.Judgement == scenario.JudgedConflict:
-			effects = append(effects, wrap([]span{styled(&st.Warn, "⚠"), plain(what + " accepted "), styled(&st.Warn, "after a newer "+token+": stale")}, w, "", "   "))
+			effects = append(effects, text.Wrap([]text.Span{text.Styled(&st.Warn, "⚠"), text.Plain(what + " accepted "), text.Styled(&st.Warn, "after a newer "+token+": stale")}, w, "", "   "))
 		default:
-			effects = append(effects, wrap([]span{styled(&st.Value, "✓"), plain(what + " accepted")}, w, "", "   "))
+			effects = append(effects, text.Wrap([]text.Span{text.Styled(&st.Value, "✓"), text.Plain(what + " accepted")}, w, "", "   "))
 		}
 	}
 	o := s.view.Outcome
@@ -279,14 +280,14 @@ func (m screen) resourceLines(w int, roomy bool, limit int) []string {
 	var verdict []string
 	switch o.Verdict {
 	case scenario.VerdictConflict:
-		verdict = wrap([]span{styled(&st.Warn, "⚠ "), styled(&st.Alarm, fmt.Sprintf("%d %s / CONFLICT", o.Effects, noun)), plain(refused)}, w, "", "")
+		verdict = text.Wrap([]text.Span{text.Styled(&st.Warn, "⚠ "), text.Styled(&st.Alarm, fmt.Sprintf("%d %s / CONFLICT", o.Effects, noun)), text.Plain(refused)}, w, "", "")
 	case scenario.VerdictBlocked:
-		verdict = wrap([]span{styled(&st.Alarm, fmt.Sprintf("⊘ %d %s / BLOCKED", o.Effects, noun)), plain(refused)}, w, "", "")
+		verdict = text.Wrap([]text.Span{text.Styled(&st.Alarm, fmt.Sprintf("⊘ %d %s / BLOCKED", o.Effects, noun)), text.Plain(refused)}, w, "", "")
 		if b := blockedActor(res.Effects); b != "" {
-			verdict = append(verdict, wrap([]span{plain(b + "'s valid write refused: "), styled(&st.Alarm, "blocked"), plain(" — strict fencing is the unsuccessful fix")}, w, "", "")...)
+			verdict = append(verdict, text.Wrap([]text.Span{text.Plain(b + "'s valid write refused: "), text.Styled(&st.Alarm, "blocked"), text.Plain(" — strict fencing is the unsuccessful fix")}, w, "", "")...)
 		}
 	default:
-		verdict = wrap([]span{styled(&st.Good, fmt.Sprintf("✓ %d %s / safe", o.Effects, noun)), plain(refused)}, w, "", "")
+		verdict = text.Wrap([]text.Span{text.Styled(&st.Good, fmt.Sprintf("✓ %d %s / safe", o.Effects, noun)), text.Plain(refused)}, w, "", "")
 	}
 	n := len(head) + len(verdict)
 	for _, e := range effects {
@@ -303,7 +304,7 @@ func (m screen) resourceLines(w int, roomy bool, limit int) []string {
 	}
 	out := head
 	if dropped > 0 {
-		out = append(out, wrap([]span{styled(&st.Faint, fmt.Sprintf("… %d earlier", dropped))}, w, "", "")...)
+		out = append(out, text.Wrap([]text.Span{text.Styled(&st.Faint, fmt.Sprintf("… %d earlier", dropped))}, w, "", "")...)
 	}
 	for _, e := range effects[dropped:] {
 		out = append(out, e...)
@@ -350,7 +351,7 @@ func (m screen) sqlSection(w int, l layout) []string {
 		if m.replay != nil {
 			first = "No statement yet: → shows the first recorded event and what PostgreSQL answered."
 		}
-		ps = append(ps, p(styled(&st.Faint, first)))
+		ps = append(ps, p(text.Styled(&st.Faint, first)))
 	} else {
 		head = fmt.Sprintf("SQL · t=%d · %s", last.T, stepLabel(*last))
 		ps = m.sqlParas(*last)
@@ -358,7 +359,7 @@ func (m screen) sqlSection(w int, l layout) []string {
 	var lines []string
 	if l.sqlMax > 0 && len(ps) > 0 && last != nil && last.SQL != "" {
 		// Only the statement may be shortened; args and the tag stay.
-		stmt := clip(layoutParas(ps[:1], inner), l.sqlMax)
+		stmt := text.Clip(layoutParas(ps[:1], inner), l.sqlMax)
 		lines = append(stmt, layoutParas(ps[1:], inner)...)
 	} else {
 		lines = layoutParas(ps, inner)
@@ -366,7 +367,7 @@ func (m screen) sqlSection(w int, l layout) []string {
 	if l.boxes {
 		return m.box([]string{head, "SQL"}, lines, w, 0)
 	}
-	hl := wrap([]span{styled(&st.PaneHead, head)}, w, "", "")
+	hl := text.Wrap([]text.Span{text.Styled(&st.PaneHead, head)}, w, "", "")
 	return append(hl, lines...)
 }
 
@@ -392,35 +393,35 @@ func (m screen) sqlParas(s transcript.Step) []para {
 		case scenario.ActionEffect:
 			why = s.Actor + " made no call to the resource"
 		}
-		return []para{p(styled(&st.Faint, "No statement: "+why+"."))}
+		return []para{p(text.Styled(&st.Faint, "No statement: "+why+"."))}
 	}
-	ps := []para{p(styled(&st.SQL, strings.Join(strings.Fields(s.SQL), " ")))}
+	ps := []para{p(text.Styled(&st.SQL, strings.Join(strings.Fields(s.SQL), " ")))}
 	if len(s.Args) > 0 {
-		var a []span
+		var a []text.Span
 		for i, v := range s.Args {
 			if i > 0 {
-				a = append(a, plain(" "))
+				a = append(a, text.Plain(" "))
 			}
-			text := argText(v)
+			arg := argText(v)
 			if s.Call != nil && i == 1 {
 				// The resource's value argument is JSON, which a transcript
 				// read back holds as a plain Go value: show it as JSON,
 				// live or recorded alike.
-				text = jsonArgText(v)
+				arg = jsonArgText(v)
 			}
-			a = append(a, styled(&st.Faint, fmt.Sprintf("$%d=", i+1)), plain(text))
+			a = append(a, text.Styled(&st.Faint, fmt.Sprintf("$%d=", i+1)), text.Plain(arg))
 		}
 		ps = append(ps, para{spans: a, first: "args ", rest: "     "})
 	}
-	tag := []span{styled(&st.Tag, s.Tag)}
+	tag := []text.Span{text.Styled(&st.Tag, s.Tag)}
 	if s.Rows == 0 && strings.HasPrefix(s.Tag, "UPDATE") {
 		switch s.Action {
 		case scenario.ActionDeliver:
-			tag = append(tag, styled(&st.Good, " — zero rows: the stale heartbeat was refused"))
+			tag = append(tag, text.Styled(&st.Good, " — zero rows: the stale heartbeat was refused"))
 		case scenario.ActionAcquire:
-			tag = append(tag, styled(&st.Faint, " — zero rows: the lease is still held"))
+			tag = append(tag, text.Styled(&st.Faint, " — zero rows: the lease is still held"))
 		default:
-			tag = append(tag, styled(&st.Good, " — zero rows: the resource refused the write"))
+			tag = append(tag, text.Styled(&st.Good, " — zero rows: the resource refused the write"))
 		}
 	}
 	if c := s.Call; c != nil {
@@ -428,7 +429,7 @@ func (m screen) sqlParas(s transcript.Step) []para {
 		if !c.Accepted {
 			verdict = "refused"
 		}
-		tag = append(tag, styled(&st.Faint, fmt.Sprintf(" · %s %s → %d %s", c.Method, c.Path, c.Status, verdict)))
+		tag = append(tag, text.Styled(&st.Faint, fmt.Sprintf(" · %s %s → %d %s", c.Method, c.Path, c.Status, verdict)))
 	}
 	return append(ps, para{spans: tag, first: "→ ", rest: "  "})
 }
@@ -468,21 +469,21 @@ func jsonArgText(v any) string {
 // the first step.
 func (m screen) narration(w int, l layout) []string {
 	s := m.snap
-	text := strings.TrimSpace(s.sc.Description)
+	note := strings.TrimSpace(s.sc.Description)
 	head := "What happens"
 	if last := s.last(); last != nil {
-		text, head = strings.TrimSpace(last.Note), "What just happened"
+		note, head = strings.TrimSpace(last.Note), "What just happened"
 	}
-	if text == "" {
+	if note == "" {
 		return nil
 	}
 	inner := w
 	if l.boxes {
 		inner = w - 4
 	}
-	lines := wrap([]span{plain(text)}, inner, "", "")
+	lines := text.Wrap([]text.Span{text.Plain(note)}, inner, "", "")
 	if l.noteMax > 0 {
-		lines = clip(lines, l.noteMax)
+		lines = text.Clip(lines, l.noteMax)
 	}
 	if l.boxes {
 		return m.box([]string{head}, lines, w, 0)

@@ -10,6 +10,7 @@ import (
 	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/engine/world"
 	"github.com/leaserace/leaserace/scenario"
+	"github.com/leaserace/leaserace/tui/text"
 )
 
 // Play mode: instead of the next scripted event, the learner picks the
@@ -19,17 +20,17 @@ import (
 // togglePlayMode switches play mode on or off.
 func (m Model) togglePlayMode() (tea.Model, tea.Cmd) {
 	if !m.snap.live {
-		m.status = []span{plain("Play mode needs a live PostgreSQL run: a replay can only show what was recorded.")}
+		m.status = []text.Span{text.Plain("Play mode needs a live PostgreSQL run: a replay can only show what was recorded.")}
 		return m, nil
 	}
 	m.playing = false
 	m.play.on = !m.play.on
 	m.play.at = 0
 	if m.play.on {
-		m.status = []span{plain("Play mode: ↑/↓ choose a move, enter or 1–9 plays it, ← steps back to choose differently, p leaves.")}
+		m.status = []text.Span{text.Plain("Play mode: ↑/↓ choose a move, enter or 1–9 plays it, ← steps back to choose differently, p leaves.")}
 		return m.searchGoals()
 	}
-	m.status = []span{plain("Play mode off: → steps through the log as it stands.")}
+	m.status = []text.Span{text.Plain("Play mode off: → steps through the log as it stands.")}
 	return m, nil
 }
 
@@ -144,12 +145,12 @@ func (m *Model) reveal(st *transcript.Step) bool {
 func (m screen) playLines(w int) []string {
 	st := m.st
 	opts := m.snap.options
-	head := []span{styled(&st.Title, "Your move"), plain(fmt.Sprintf(" at t=%d", m.snap.view.Now))}
+	head := []text.Span{text.Styled(&st.Title, "Your move"), text.Plain(fmt.Sprintf(" at t=%d", m.snap.view.Now))}
 	if len(opts) == 0 {
-		head = append(head, plain(": nothing can happen any more. ← steps back to choose differently."))
-		return wrap(head, w, "", "  ")
+		head = append(head, text.Plain(": nothing can happen any more. ← steps back to choose differently."))
+		return text.Wrap(head, w, "", "  ")
 	}
-	out := wrap(head, w, "", "  ")
+	out := text.Wrap(head, w, "", "  ")
 	for i, o := range opts {
 		num := "  "
 		if i < 9 {
@@ -159,11 +160,11 @@ func (m screen) playLines(w int) []string {
 		if i == m.play.at {
 			first, ink = "▶ ", &st.Selected
 		}
-		line := []span{styled(ink, num), plain(o.Words)}
+		line := []text.Span{text.Styled(ink, num), text.Plain(o.Words)}
 		if o.Scripted {
-			line = append(line, styled(&st.Faint, " ·scripted"))
+			line = append(line, text.Styled(&st.Faint, " ·scripted"))
 		}
-		out = append(out, wrap(line, w, first, "    ")...)
+		out = append(out, text.Wrap(line, w, first, "    ")...)
 	}
 	return out
 }
@@ -173,9 +174,9 @@ func (m screen) playLines(w int) []string {
 func (m screen) goalLines(w int) []string {
 	st := m.st
 	var out []string
-	out = append(out, wrap([]span{styled(&st.Title, "Goals"), plain(" under " + m.snap.view.Knobs.String())}, w, "", "  ")...)
+	out = append(out, text.Wrap([]text.Span{text.Styled(&st.Title, "Goals"), text.Plain(" under " + m.snap.view.Knobs.String())}, w, "", "  ")...)
 	for _, g := range m.snap.goals {
-		var p []span
+		var p []text.Span
 		reach, res, searched := m.goalReach(g.Goal.ID)
 		par := ""
 		if searched && reach.Reachable() {
@@ -183,21 +184,21 @@ func (m screen) goalLines(w int) []string {
 		}
 		switch {
 		case g.Reached:
-			p = append(p, styled(&st.Good, "✓ "), plain(g.Goal.Text), styled(&st.Good, fmt.Sprintf(" — reached in %d moves%s", g.Moves, par)))
+			p = append(p, text.Styled(&st.Good, "✓ "), text.Plain(g.Goal.Text), text.Styled(&st.Good, fmt.Sprintf(" — reached in %d moves%s", g.Moves, par)))
 		case searched && !reach.Reachable():
-			p = append(p, styled(&st.Faint, "✗ "), plain(g.Goal.Text), styled(&st.Faint, fmt.Sprintf(" — impossible under %s + %s: 0 of %s runs", m.snap.view.Knobs.Renewal.Describe(), m.snap.view.Knobs.Fencing, res.Runs)))
+			p = append(p, text.Styled(&st.Faint, "✗ "), text.Plain(g.Goal.Text), text.Styled(&st.Faint, fmt.Sprintf(" — impossible under %s + %s: 0 of %s runs", m.snap.view.Knobs.Renewal.Describe(), m.snap.view.Knobs.Fencing, res.Runs)))
 		case searched:
-			p = append(p, styled(&st.Faint, "· "), plain(g.Goal.Text), styled(&st.Faint, fmt.Sprintf(" — par %d; %s of %s runs reach it", reach.Par, reach.Runs, res.Runs)))
+			p = append(p, text.Styled(&st.Faint, "· "), text.Plain(g.Goal.Text), text.Styled(&st.Faint, fmt.Sprintf(" — par %d; %s of %s runs reach it", reach.Par, reach.Runs, res.Runs)))
 		default:
-			p = append(p, styled(&st.Faint, "· "), plain(g.Goal.Text), styled(&st.Faint, " — not reached yet"))
+			p = append(p, text.Styled(&st.Faint, "· "), text.Plain(g.Goal.Text), text.Styled(&st.Faint, " — not reached yet"))
 		}
-		out = append(out, wrap(p, w, "", "  ")...)
+		out = append(out, text.Wrap(p, w, "", "  ")...)
 	}
 	switch {
 	case m.search != nil && m.search.running:
-		out = append(out, wrap([]span{styled(&st.Faint, "  exploring every schedule on the server for par…")}, w, "", "  ")...)
+		out = append(out, text.Wrap([]text.Span{text.Styled(&st.Faint, "  exploring every schedule on the server for par…")}, w, "", "  ")...)
 	case m.search != nil && m.search.err != nil:
-		out = append(out, wrap([]span{styled(&st.Warn, "  par unknown: "), plain(m.search.err.Error())}, w, "", "  ")...)
+		out = append(out, text.Wrap([]text.Span{text.Styled(&st.Warn, "  par unknown: "), text.Plain(m.search.err.Error())}, w, "", "  ")...)
 	}
 	return out
 }
@@ -209,31 +210,31 @@ func (m screen) askLines(w int) []string {
 	if a == nil {
 		return nil
 	}
-	out := wrap([]span{styled(&st.Title, "Predict"), plain(fmt.Sprintf(" (t=%d): ", a.t)), plain(a.ask.Question)}, w, "", "  ")
+	out := text.Wrap([]text.Span{text.Styled(&st.Title, "Predict"), text.Plain(fmt.Sprintf(" (t=%d): ", a.t)), text.Plain(a.ask.Question)}, w, "", "  ")
 	if a.pick < 0 {
-		var p []span
+		var p []text.Span
 		for i, c := range a.ask.Choices {
 			if i > 0 {
-				p = append(p, plain(" · "))
+				p = append(p, text.Plain(" · "))
 			}
-			p = append(p, styled(&st.Selected, strconv.Itoa(i+1)), plain(" "+c))
+			p = append(p, text.Styled(&st.Selected, strconv.Itoa(i+1)), text.Plain(" "+c))
 		}
-		p = append(p, styled(&st.Faint, " · esc skips the question"))
-		return append(out, wrap(p, w, "  ", "  ")...)
+		p = append(p, text.Styled(&st.Faint, " · esc skips the question"))
+		return append(out, text.Wrap(p, w, "  ", "  ")...)
 	}
 	if a.fact == "" {
-		return append(out, wrap([]span{plain("You said " + a.ask.Choices[a.pick] + ". Running the step…")}, w, "  ", "  ")...)
+		return append(out, text.Wrap([]text.Span{text.Plain("You said " + a.ask.Choices[a.pick] + ". Running the step…")}, w, "  ", "  ")...)
 	}
 	chose := a.ask.Choices[a.pick]
-	var p []span
+	var p []text.Span
 	switch {
 	case a.answer == chose:
-		p = []span{styled(&st.Good, "✓ Right: "), plain(fmt.Sprintf("%s — %s.", chose, factWords(a.ask.About, a.fact)))}
+		p = []text.Span{text.Styled(&st.Good, "✓ Right: "), text.Plain(fmt.Sprintf("%s — %s.", chose, factWords(a.ask.About, a.fact)))}
 	default:
-		p = []span{styled(&st.Warn, "✗ Not quite: "), plain(fmt.Sprintf("you said %s, but %s.", chose, factWords(a.ask.About, a.fact)))}
+		p = []text.Span{text.Styled(&st.Warn, "✗ Not quite: "), text.Plain(fmt.Sprintf("you said %s, but %s.", chose, factWords(a.ask.About, a.fact)))}
 	}
-	p = append(p, plain(" Why: see what just happened below."))
-	return append(out, wrap(p, w, "  ", "  ")...)
+	p = append(p, text.Plain(" Why: see what just happened below."))
+	return append(out, text.Wrap(p, w, "  ", "  ")...)
 }
 
 // factWords says what a question's fact is about.

@@ -5,6 +5,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/tui/text"
 )
 
 // psqlInfo is how to open psql beside the run on screen: its server and
@@ -59,12 +60,12 @@ func (m screen) psqlHelp(w int) []string {
 		return nil
 	}
 	if p.line == "" {
-		return wrap([]span{styled(&m.st.Label, "psql beside it:"), plain(" none (" + p.none + ")")}, w, "", "  ")
+		return text.Wrap([]text.Span{text.Styled(&m.st.Label, "psql beside it:"), text.Plain(" none (" + p.none + ")")}, w, "", "  ")
 	}
-	out := wrap([]span{styled(&m.st.Label, "psql beside it"), plain(", on this run's schema " + p.schema + ":")}, w, "", "  ")
-	out = append(out, wrap([]span{plain(p.line)}, w, "", "")...)
+	out := text.Wrap([]text.Span{text.Styled(&m.st.Label, "psql beside it"), text.Plain(", on this run's schema " + p.schema + ":")}, w, "", "  ")
+	out = append(out, text.Wrap([]text.Span{text.Plain(p.line)}, w, "", "")...)
 	if note := p.passwordNote(); note != "" {
-		out = append(out, wrap([]span{plain(note)}, w, "", "  ")...)
+		out = append(out, text.Wrap([]text.Span{text.Plain(note)}, w, "", "  ")...)
 	}
 	return out
 }
@@ -79,11 +80,11 @@ func (m Model) psqlNote() tea.Cmd {
 	if m.stderr == nil || p.line == "" {
 		return nil
 	}
-	text := "leaserace: psql beside " + m.snap.sc.Name + ", on schema " + p.schema + ":\n" + p.line + "\n"
+	msg := "leaserace: psql beside " + m.snap.sc.Name + ", on schema " + p.schema + ":\n" + p.line + "\n"
 	if note := p.passwordNote(); note != "" {
-		text += "leaserace: " + note + "\n"
+		msg += "leaserace: " + note + "\n"
 	}
-	note := stderrNote{w: m.stderr, text: text}
+	note := stderrNote{w: m.stderr, text: msg}
 	if m.stderrTTY {
 		return tea.Exec(note, nil)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/leaserace/leaserace/engine"
 	"github.com/leaserace/leaserace/engine/pgserver"
 	"github.com/leaserace/leaserace/engine/transcript"
+	"github.com/leaserace/leaserace/tui/text"
 	"github.com/muesli/termenv"
 )
 
@@ -42,10 +43,10 @@ func (m Model) walkKey(forward bool) (tea.Model, tea.Cmd) {
 	}
 	switch {
 	case target < 1:
-		m.status = []span{plain("At the session's first action: ] walks forward.")}
+		m.status = []text.Span{text.Plain("At the session's first action: ] walks forward.")}
 		return m, nil
 	case target > len(ri.walk):
-		m.status = []span{plain(fmt.Sprintf("That was the session's last action (%d of %d): [ walks back.", len(ri.walk), len(ri.walk)))}
+		m.status = []text.Span{text.Plain(fmt.Sprintf("That was the session's last action (%d of %d): [ walks back.", len(ri.walk), len(ri.walk)))}
 		return m, nil
 	}
 	ri.walkWant = target
@@ -55,20 +56,20 @@ func (m Model) walkKey(forward bool) (tea.Model, tea.Cmd) {
 }
 
 // walkStatus says which session entry is on show and what it was.
-func (m Model) walkStatus(info string) []span {
+func (m Model) walkStatus(info string) []text.Span {
 	ri := m.replay
 	if ri == nil || ri.walkAt < 1 || ri.walkAt > len(ri.walk) {
 		return nil
 	}
 	e := ri.walk[ri.walkAt-1]
-	p := []span{
-		styled(&m.st.Title, fmt.Sprintf("session %d/%d", ri.walkAt, len(ri.walk))),
-		plain(": " + describeEntry(e)),
+	p := []text.Span{
+		text.Styled(&m.st.Title, fmt.Sprintf("session %d/%d", ri.walkAt, len(ri.walk))),
+		text.Plain(": " + describeEntry(e)),
 	}
 	if info != "" {
-		p = append(p, styled(&m.st.Warn, " ("+info+")"))
+		p = append(p, text.Styled(&m.st.Warn, " ("+info+")"))
 	}
-	return append(p, styled(&m.st.Faint, " · ] next, [ back"))
+	return append(p, text.Styled(&m.st.Faint, " · ] next, [ back"))
 }
 
 // describeEntry puts one session entry in words.
@@ -111,26 +112,26 @@ func (m screen) banner(w int, compact bool) []string {
 		return nil
 	}
 	st := m.st
-	tag := []span{styled(&st.Alarm, " REPLAY "), plain(" ")}
+	tag := []text.Span{text.Styled(&st.Alarm, " REPLAY "), text.Plain(" ")}
 	if compact {
-		p := append(tag, plain(strings.TrimPrefix(recordingOrigin(*rec), shippedPrefix)+" · "+recordedWhereWhen(rec.Transcript.Meta, true)))
+		p := append(tag, text.Plain(strings.TrimPrefix(recordingOrigin(*rec), shippedPrefix)+" · "+recordedWhereWhen(rec.Transcript.Meta, true)))
 		if ri.offline != "" {
-			p = append(p, plain(" · "), styled(&st.Warn, "No PostgreSQL here:"), plain(" r/f switch recorded runs"))
+			p = append(p, text.Plain(" · "), text.Styled(&st.Warn, "No PostgreSQL here:"), text.Plain(" r/f switch recorded runs"))
 		}
-		return wrap(p, w, "", "  ")
+		return text.Wrap(p, w, "", "  ")
 	}
-	p := append(tag, plain(recordingOrigin(*rec)), plain(" · "+recordedWhereWhen(rec.Transcript.Meta, false)+" · no database in use"))
-	lines := wrap(p, w, "", "  ")
+	p := append(tag, text.Plain(recordingOrigin(*rec)), text.Plain(" · "+recordedWhereWhen(rec.Transcript.Meta, false)+" · no database in use"))
+	lines := text.Wrap(p, w, "", "  ")
 	if ri.offline != "" {
-		msg := []span{
-			styled(&st.Warn, "No PostgreSQL here"), plain(" (" + ri.offline + "). "),
-			plain("Showing recorded runs: press r/f to switch between recorded runs."),
+		msg := []text.Span{
+			text.Styled(&st.Warn, "No PostgreSQL here"), text.Plain(" (" + ri.offline + "). "),
+			text.Plain("Showing recorded runs: press r/f to switch between recorded runs."),
 		}
-		lines = append(lines, wrap(msg, w, "", "  ")...)
+		lines = append(lines, text.Wrap(msg, w, "", "  ")...)
 	}
 	if n := len(ri.walk); n > 0 && ri.walkAt == 0 {
-		msg := []span{plain(fmt.Sprintf("This file holds the presenter's session, %d actions: ", n)), styled(&st.Title, "]"), plain(" walks it, "), styled(&st.Title, "["), plain(" back.")}
-		lines = append(lines, wrap(msg, w, "", "  ")...)
+		msg := []text.Span{text.Plain(fmt.Sprintf("This file holds the presenter's session, %d actions: ", n)), text.Styled(&st.Title, "]"), text.Plain(" walks it, "), text.Styled(&st.Title, "["), text.Plain(" back.")}
+		lines = append(lines, text.Wrap(msg, w, "", "  ")...)
 	}
 	return lines
 }

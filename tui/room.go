@@ -11,6 +11,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/leaserace/leaserace/engine/room"
 	"github.com/leaserace/leaserace/scenario"
+	"github.com/leaserace/leaserace/tui/text"
 )
 
 // Room is the workshop room a TUI reports to: an attendee reports where
@@ -76,10 +77,10 @@ func (m Model) toggleFollow() (tea.Model, tea.Cmd) {
 	r.following = !r.following
 	m.room = &r
 	if !r.following {
-		m.status = []span{plain("On your own: the presenter's steps no longer move your run. F rejoins.")}
+		m.status = []text.Span{text.Plain("On your own: the presenter's steps no longer move your run. F rejoins.")}
 		return m, m.reportSeat()
 	}
-	m.status = []span{plain("Following the presenter again.")}
+	m.status = []text.Span{text.Plain("Following the presenter again.")}
 	if l := m.room.lead; l != nil {
 		next, cmd := m.enqueue(op{kind: opFollow, lead: *l})
 		return next, tea.Batch(cmd, next.(Model).reportSeat())
@@ -177,7 +178,7 @@ func questionKey(scenarioName string, t int64, q string) string {
 
 // roomLine is the header's word on the room: following or on one's own,
 // or how many attendees the presenter leads.
-func (m screen) roomLine() []span {
+func (m screen) roomLine() []text.Span {
 	r := m.room
 	if r == nil {
 		return nil
@@ -187,12 +188,12 @@ func (m screen) roomLine() []span {
 		if r.board != nil {
 			n = len(r.board.Seats)
 		}
-		return []span{styled(&m.st.Title, "presenting"), plain(fmt.Sprintf(" to %d attendees · b board · P push to all", n))}
+		return []text.Span{text.Styled(&m.st.Title, "presenting"), text.Plain(fmt.Sprintf(" to %d attendees · b board · P push to all", n))}
 	}
 	if r.following {
-		return []span{styled(&m.st.Good, "following the presenter"), plain(" · F to go on your own")}
+		return []text.Span{text.Styled(&m.st.Good, "following the presenter"), text.Plain(" · F to go on your own")}
 	}
-	return []span{styled(&m.st.Warn, "on your own"), plain(" · F to follow the presenter again")}
+	return []text.Span{text.Styled(&m.st.Warn, "on your own"), text.Plain(" · F to follow the presenter again")}
 }
 
 // boardLines is the presenter's room board: who is where, the votes and
@@ -201,16 +202,16 @@ func (m screen) boardLines(w int) []string {
 	st := m.st
 	b := m.room.board
 	if b == nil {
-		return wrap([]span{styled(&st.Faint, "No one in the room yet.")}, w, "", "")
+		return text.Wrap([]text.Span{text.Styled(&st.Faint, "No one in the room yet.")}, w, "", "")
 	}
-	out := wrap([]span{styled(&st.Title, "Room "+b.Room), plain(fmt.Sprintf(": %d attendees", len(b.Seats)))}, w, "", "")
+	out := text.Wrap([]text.Span{text.Styled(&st.Title, "Room "+b.Room), text.Plain(fmt.Sprintf(": %d attendees", len(b.Seats)))}, w, "", "")
 	for _, s := range b.Seats {
 		where := fmt.Sprintf("%s %s t=%d (event %d)", s.Scenario, s.Knobs, s.T, s.Pos)
 		mode := "following"
 		if !s.Following {
 			mode = "on their own"
 		}
-		out = append(out, wrap([]span{styled(&st.Value, "  "+s.Name), plain(" · " + where + " · " + mode), styled(&st.Faint, " · "+s.Server)}, w, "", "    ")...)
+		out = append(out, text.Wrap([]text.Span{text.Styled(&st.Value, "  "+s.Name), text.Plain(" · " + where + " · " + mode), text.Styled(&st.Faint, " · "+s.Server)}, w, "", "    ")...)
 	}
 	qs := make([]string, 0, len(b.Votes))
 	for q := range b.Votes {
@@ -227,7 +228,7 @@ func (m screen) boardLines(w int) []string {
 		for _, c := range choices {
 			parts = append(parts, fmt.Sprintf("%s %d", c, b.Votes[q][c]))
 		}
-		out = append(out, wrap([]span{styled(&st.Title, "Votes"), plain(" " + q + ": " + strings.Join(parts, " · "))}, w, "", "    ")...)
+		out = append(out, text.Wrap([]text.Span{text.Styled(&st.Title, "Votes"), text.Plain(" " + q + ": " + strings.Join(parts, " · "))}, w, "", "    ")...)
 	}
 	gs := make([]string, 0, len(b.Goals))
 	for g := range b.Goals {
@@ -235,7 +236,7 @@ func (m screen) boardLines(w int) []string {
 	}
 	sort.Strings(gs)
 	for _, g := range gs {
-		out = append(out, wrap([]span{styled(&st.Title, "Goal"), plain(fmt.Sprintf(" %s: reached by %d", g, b.Goals[g]))}, w, "", "    ")...)
+		out = append(out, text.Wrap([]text.Span{text.Styled(&st.Title, "Goal"), text.Plain(fmt.Sprintf(" %s: reached by %d", g, b.Goals[g]))}, w, "", "    ")...)
 	}
 	return out
 }

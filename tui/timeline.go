@@ -8,6 +8,7 @@ import (
 
 	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/tui/styles"
+	"github.com/leaserace/leaserace/tui/text"
 
 	"github.com/leaserace/leaserace/scenario"
 )
@@ -107,7 +108,7 @@ func (r row) String() string {
 			run.WriteRune(r[j].r)
 			j++
 		}
-		b.WriteString(render(r[i].style, run.String()))
+		b.WriteString(text.Render(r[i].style, run.String()))
 		i = j
 	}
 	return strings.TrimRight(b.String(), " ")
@@ -256,7 +257,7 @@ func (m screen) timeline(w int, legend, showCursor bool) []string {
 		out = append(out, cursor.String())
 	}
 	if legend {
-		var p []span
+		var p []text.Span
 		seen := map[scenario.Action]bool{}
 		for _, e := range log {
 			if seen[e.Action] {
@@ -265,12 +266,12 @@ func (m screen) timeline(w int, legend, showCursor bool) []string {
 			seen[e.Action] = true
 			r, what := markOf(e.Action)
 			if len(p) > 0 {
-				p = append(p, plain(" · "))
+				p = append(p, text.Plain(" · "))
 			}
-			p = append(p, styled(&st.Done, string(r)), plain(" "+what))
+			p = append(p, text.Styled(&st.Done, string(r)), text.Plain(" "+what))
 		}
-		p = append(p, styled(&st.Faint, " (CAPITAL = done; under it ✗ refused, ∅ made no call)"))
-		out = append(out, wrap(p, w, "", "")...)
+		p = append(p, text.Styled(&st.Faint, " (CAPITAL = done; under it ✗ refused, ∅ made no call)"))
+		out = append(out, text.Wrap(p, w, "", "")...)
 	}
 	return out
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/leaserace/leaserace/engine"
 	"github.com/leaserace/leaserace/tui/keys"
+	"github.com/leaserace/leaserace/tui/text"
 )
 
 // The smallest terminal the full screen fits in; below it the TUI says so.
@@ -101,7 +102,7 @@ func (m screen) frame(w, h int) string {
 		}
 		// Wrapping keeps lines inside w; this is the guard that a terminal
 		// never wraps a line itself and garbles the frame.
-		if len(l) > w && textWidth(l) > w {
+		if len(l) > w && text.Width(l) > w {
 			l = ansi.Truncate(l, w, "")
 		}
 		b.WriteString(l)
@@ -111,7 +112,7 @@ func (m screen) frame(w, h int) string {
 
 func (m screen) tooSmall(w, h int) []string {
 	msg := fmt.Sprintf("leaserace needs a terminal of at least %d×%d; this one is %d×%d. Enlarge the window or use a smaller font. q quits.", MinWidth, MinHeight, w, h)
-	return clip(wrap([]span{plain(msg)}, w, "", ""), h)
+	return text.Clip(text.Wrap([]text.Span{text.Plain(msg)}, w, "", ""), h)
 }
 
 // sections renders each part of the screen once per frame and variant,
@@ -234,65 +235,43 @@ func btoi(b bool) int {
 func (m screen) header(w int) []string {
 	st, s := m.st, m.snap
 	v := s.view
-	right := []span{styled(&st.Cursor, fmt.Sprintf("t=%d", v.Now)), plain(fmt.Sprintf(" · event %d/%d", v.Pos, len(s.log)))}
+	right := []text.Span{text.Styled(&st.Cursor, fmt.Sprintf("t=%d", v.Now)), text.Plain(fmt.Sprintf(" · event %d/%d", v.Pos, len(s.log)))}
 	if m.playing {
-		right = append(right, plain(" "), styled(&st.Good, "▶ playing"))
+		right = append(right, text.Plain(" "), text.Styled(&st.Good, "▶ playing"))
 	}
 	if m.busy {
-		right = append(right, plain(" "), styled(&st.Busy, "● running "+m.busyOp.kind.String()+"…"))
+		right = append(right, text.Plain(" "), text.Styled(&st.Busy, "● running "+m.busyOp.kind.String()+"…"))
 	}
-	left := []span{styled(&st.Title, "leaserace"), plain(" · "), styled(&st.Title, s.sc.Name)}
-	withTitle := append(left[:len(left):len(left)], styled(&st.Faint, " — "+s.sc.Title))
-	rw := spanWidth(right)
+	left := []text.Span{text.Styled(&st.Title, "leaserace"), text.Plain(" · "), text.Styled(&st.Title, s.sc.Name)}
+	withTitle := append(left[:len(left):len(left)], text.Styled(&st.Faint, " — "+s.sc.Title))
+	rw := text.SpansWidth(right)
 	var lines []string
 	switch {
-	case s.sc.Title != "" && spanWidth(withTitle)+rw+2 <= w:
-		lines = append(lines, spread(withTitle, right, w))
-	case spanWidth(left)+rw+2 <= w:
-		lines = append(lines, spread(left, right, w))
+	case s.sc.Title != "" && text.SpansWidth(withTitle)+rw+2 <= w:
+		lines = append(lines, text.Spread(withTitle, right, w))
+	case text.SpansWidth(left)+rw+2 <= w:
+		lines = append(lines, text.Spread(left, right, w))
 	default:
-		lines = append(lines, wrap(left, w, "", "")...)
-		lines = append(lines, wrap(right, w, "", "")...)
+		lines = append(lines, text.Wrap(left, w, "", "")...)
+		lines = append(lines, text.Wrap(right, w, "", "")...)
 	}
 	k := v.Knobs
-	knobs := []span{
-		styled(&st.Label, "renewal:"), plain(" "), styled(&st.Value, k.Renewal.Describe()),
-		plain(" · "), styled(&st.Label, "fencing:"), plain(" "), styled(&st.Value, k.Fencing.Describe()),
+	knobs := []text.Span{
+		text.Styled(&st.Label, "renewal:"), text.Plain(" "), text.Styled(&st.Value, k.Renewal.Describe()),
+		text.Plain(" · "), text.Styled(&st.Label, "fencing:"), text.Plain(" "), text.Styled(&st.Value, k.Fencing.Describe()),
 	}
 	if r := m.roomLine(); r != nil {
-		knobs = append(append(knobs, plain(" · ")), r...)
+		knobs = append(append(knobs, text.Plain(" · ")), r...)
 	}
-	return append(lines, wrap(knobs, w, "", "")...)
-}
-
-// spread puts left at the start and right at the end of one line.
-func spread(left, right []span, w int) string {
-	pad := w - spanWidth(left) - spanWidth(right)
-	return renderSpans(left) + strings.Repeat(" ", max(1, pad)) + renderSpans(right)
-}
-
-func spanWidth(p []span) int {
-	n := 0
-	for _, s := range p {
-		n += textWidth(s.text)
-	}
-	return n
-}
-
-func renderSpans(p []span) string {
-	var b strings.Builder
-	for _, s := range p {
-		b.WriteString(render(s.style, s.text))
-	}
-	return b.String()
+	return append(lines, text.Wrap(knobs, w, "", "")...)
 }
 
 // statusLines is the error, if the engine failed, or the last status.
 func (m screen) statusLines(w int) []string {
 	if m.err != nil && m.replay != nil {
 		// A replay has no server to lose: only the error itself.
-		p := []span{styled(&m.st.Error, "⚠ "), plain(m.err.Error())}
-		return clip(wrap(p, w, "", "  "), 3)
+		p := []text.Span{text.Styled(&m.st.Error, "⚠ "), text.Plain(m.err.Error())}
+		return text.Clip(text.Wrap(p, w, "", "  "), 3)
 	}
 	if m.err != nil {
 		what := "The last step failed"
@@ -308,22 +287,22 @@ func (m screen) statusLines(w int) []string {
 			what = "PostgreSQL went away"
 		}
 		// The way out first: a long error must not push it off screen.
-		p := []span{
-			styled(&m.st.Error, "⚠ "+what+":"),
-			plain(fmt.Sprintf(" R reconnects and replays to t=%d; the screen keeps the last good state.", m.snap.view.Now)),
-			styled(&m.st.Faint, " ("+m.err.Error()+")"),
+		p := []text.Span{
+			text.Styled(&m.st.Error, "⚠ "+what+":"),
+			text.Plain(fmt.Sprintf(" R reconnects and replays to t=%d; the screen keeps the last good state.", m.snap.view.Now)),
+			text.Styled(&m.st.Faint, " ("+m.err.Error()+")"),
 		}
-		return clip(wrap(p, w, "", "  "), 3)
+		return text.Clip(text.Wrap(p, w, "", "  "), 3)
 	}
 	status := m.status
 	if t := m.tallyWords(); t != "" && m.snap.view.Pos >= len(m.snap.log) {
 		// At the end of the run: how the predictions went.
-		status = append(append([]span{styled(&m.st.Title, t)}, plain(" ")), status...)
+		status = append(append([]text.Span{text.Styled(&m.st.Title, t)}, text.Plain(" ")), status...)
 	}
 	if len(status) == 0 {
 		return nil
 	}
-	return clip(wrap(status, w, "", "  "), 2)
+	return text.Clip(text.Wrap(status, w, "", "  "), 2)
 }
 
 func (m screen) helpLines(w int) []string {
@@ -338,7 +317,7 @@ func (m screen) helpLines(w int) []string {
 	// not fit, so hand it only what fits and let it draw that.
 	h.Width = 0
 	if h.ShowAll {
-		lines := strings.Split(h.FullHelpView(fitColumns(km.FullHelp(), w, textWidth(h.FullSeparator))), "\n")
+		lines := strings.Split(h.FullHelpView(fitColumns(km.FullHelp(), w, text.Width(h.FullSeparator))), "\n")
 		if !m.chooser.open && !m.explore.open {
 			if p := m.psqlHelp(w); len(p) > 0 {
 				lines = append(append(lines, ""), p...)
@@ -346,14 +325,14 @@ func (m screen) helpLines(w int) []string {
 		}
 		return lines
 	}
-	return []string{h.ShortHelpView(fitBindings(km.ShortHelp(), w, textWidth(h.ShortSeparator)))}
+	return []string{h.ShortHelpView(fitBindings(km.ShortHelp(), w, text.Width(h.ShortSeparator)))}
 }
 
 // fitBindings is the longest prefix of bs whose short help fits in w.
 func fitBindings(bs []key.Binding, w, sep int) []key.Binding {
 	used := 0
 	for i, b := range bs {
-		n := textWidth(b.Help().Key) + 1 + textWidth(b.Help().Desc)
+		n := text.Width(b.Help().Key) + 1 + text.Width(b.Help().Desc)
 		if i > 0 {
 			n += sep
 		}
@@ -371,8 +350,8 @@ func fitColumns(groups [][]key.Binding, w, sep int) [][]key.Binding {
 	for i, g := range groups {
 		kw, dw := 0, 0
 		for _, b := range g {
-			kw = max(kw, textWidth(b.Help().Key))
-			dw = max(dw, textWidth(b.Help().Desc))
+			kw = max(kw, text.Width(b.Help().Key))
+			dw = max(dw, text.Width(b.Help().Desc))
 		}
 		n := kw + 1 + dw
 		if i > 0 {

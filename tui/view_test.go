@@ -10,6 +10,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/leaserace/leaserace/tui/text"
 	"github.com/muesli/termenv"
 )
 
@@ -62,7 +63,7 @@ func TestViewAtEverySizeNeverPanicsAndFits(t *testing.T) {
 	states["error"] = failed
 	busy := m
 	busy.busy, busy.playing = true, true
-	busy.status = []span{plain("r: renewal blind → compare-and-renew · replayed to t=1075: owner A → B · fence 1 → 2 · expires 1135 → 1130")}
+	busy.status = []text.Span{text.Plain("r: renewal blind → compare-and-renew · replayed to t=1075: owner A → B · fence 1 → 2 · expires 1135 → 1130")}
 	states["busy"] = busy
 	boot := newModel(context.Background(), asciiRenderer(), "", nil)
 	boot.boot = newBoot(boot.st, "local")
@@ -162,23 +163,6 @@ func TestStaleHeartbeatIsMarkedInFlight(t *testing.T) {
 	}
 }
 
-func TestWrapBreaksBetweenWords(t *testing.T) {
-	text := "One row: the stale heartbeat blindly overwrote the lease, owner B → A, fence 2 → 1 (regressed)."
-	for w := 1; w <= len(text)+2; w++ {
-		lines := wrap([]span{plain(text)}, w, "", "")
-		for _, l := range lines {
-			if ansi.StringWidth(l) > w {
-				t.Fatalf("width %d: line %q too wide", w, l)
-			}
-		}
-		if w >= 12 { // longer than the longest word
-			if got := strings.Join(lines, " "); got != text {
-				t.Fatalf("width %d: words changed: %q", w, got)
-			}
-		}
-	}
-}
-
 func TestExportNameIsSanitised(t *testing.T) {
 	for in, want := range map[string]string{
 		"renewal-race":           "leaserace-renewal-race-20260314-150926",
@@ -189,21 +173,5 @@ func TestExportNameIsSanitised(t *testing.T) {
 		if got := exportBase(in, fixedNow()); got != want {
 			t.Errorf("exportBase(%q) = %q, want %q", in, got, want)
 		}
-	}
-}
-
-func TestTextWidthAgreesWithAnsi(t *testing.T) {
-	for r := rune(0x20); r < 0x3000; r++ {
-		if !narrow(r) && r >= 0x80 {
-			continue
-		}
-		s := "a" + string(r) + "b"
-		if got, want := textWidth(s), ansi.StringWidth(s); got != want {
-			t.Errorf("U+%04X %q: textWidth %d, ansi %d", r, string(r), got, want)
-		}
-	}
-	styledLine := "\x1b[1;38;2;86;180;233mfence\x1b[0m 2 → 1 ⚠ ✓ ✗ ╭─╮"
-	if got, want := textWidth(styledLine), ansi.StringWidth(styledLine); got != want {
-		t.Errorf("styled: %d vs %d", got, want)
 	}
 }

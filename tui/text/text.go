@@ -1,4 +1,8 @@
-package tui
+// Package text lays styled text out in terminal cells: spans of one style,
+// wrapped on word boundaries to a width, padded, clipped and set side by
+// side. The screen and the explore map draw with it; it knows nothing of
+// what they show.
+package text
 
 import (
 	"strings"
@@ -9,16 +13,19 @@ import (
 	"github.com/charmbracelet/x/ansi"
 )
 
-// A span is a run of text in one style. Views build paragraphs of spans
+// A Span is a run of text in one style. Views build paragraphs of spans
 // and wrap them on word boundaries before styling, so that a narrow
 // terminal breaks lines between words and never inside one.
-type span struct {
-	text  string
-	style *styles.Ink // nil: plain
+type Span struct {
+	Text  string
+	Style *styles.Ink // nil: plain
 }
 
-func plain(s string) span                  { return span{text: s} }
-func styled(st *styles.Ink, s string) span { return span{text: s, style: st} }
+// Plain is text without a style.
+func Plain(s string) Span { return Span{Text: s} }
+
+// Styled is text in style st.
+func Styled(st *styles.Ink, s string) Span { return Span{Text: s, Style: st} }
 
 // token is a piece of a word in one style.
 type token struct {
@@ -35,7 +42,7 @@ type word struct {
 
 // words splits spans at spaces. Text that touches across a span boundary
 // stays one word, so "fence 2" + "→ 1" wraps like the reader expects.
-func words(p []span) []word {
+func words(p []Span) []word {
 	var out []word
 	var cur word
 	open := false
@@ -48,15 +55,15 @@ func words(p []span) []word {
 	for _, sp := range p {
 		// Newlines and tabs in engine text (error messages) are spaces
 		// here; a stray newline would break the frame's line count.
-		for i, piece := range strings.Split(strings.Map(blank, sp.text), " ") {
+		for i, piece := range strings.Split(strings.Map(blank, sp.Text), " ") {
 			if i > 0 {
 				flush()
 			}
 			if piece == "" {
 				continue
 			}
-			w := textWidth(piece)
-			cur.toks = append(cur.toks, token{text: piece, style: sp.style, width: w})
+			w := Width(piece)
+			cur.toks = append(cur.toks, token{text: piece, style: sp.Style, width: w})
 			cur.width += w
 			open = true
 		}
@@ -72,14 +79,14 @@ func blank(r rune) rune {
 	return r
 }
 
-// wrap lays spans out in lines of at most width cells. The first line
+// Wrap lays spans out in lines of at most width cells. The first line
 // starts with first, later ones with rest (a hanging indent); both are
 // plain text. A word wider than a whole line is split, as nothing else fits.
-func wrap(p []span, width int, first, rest string) []string {
+func Wrap(p []Span, width int, first, rest string) []string {
 	if width < 1 {
 		return nil
 	}
-	fw, rw := textWidth(first), textWidth(rest)
+	fw, rw := Width(first), Width(rest)
 	if fw >= width || rw >= width {
 		first, rest, fw, rw = "", "", 0, 0
 	}
@@ -106,7 +113,7 @@ func wrap(p []span, width int, first, rest string) []string {
 			for _, t := range w.toks {
 				for _, r := range t.text {
 					rs := string(r)
-					cw := textWidth(rs)
+					cw := Width(rs)
 					if col+cw > avail && !empty {
 						newline()
 					}
@@ -159,7 +166,7 @@ func (l *lineBuf) add(st *styles.Ink, s string) {
 
 func (l *lineBuf) flush() {
 	if l.has {
-		l.b.WriteString(render(l.st, l.run.String()))
+		l.b.WriteString(Render(l.st, l.run.String()))
 		l.run.Reset()
 		l.has = false
 	}
@@ -172,10 +179,35 @@ func (l *lineBuf) line() string {
 	return s
 }
 
-// textWidth is the cells s takes, escape sequences skipped. Text made of
+// Spread puts left at the start and right at the end of one line w cells
+// wide.
+func Spread(left, right []Span, w int) string {
+	pad := w - SpansWidth(left) - SpansWidth(right)
+	return Line(left) + strings.Repeat(" ", max(1, pad)) + Line(right)
+}
+
+// SpansWidth is the cells spans take on one line.
+func SpansWidth(p []Span) int {
+	n := 0
+	for _, s := range p {
+		n += Width(s.Text)
+	}
+	return n
+}
+
+// Line renders spans as one line, without wrapping.
+func Line(p []Span) string {
+	var b strings.Builder
+	for _, s := range p {
+		b.WriteString(Render(s.Style, s.Text))
+	}
+	return b.String()
+}
+
+// Width is the cells s takes, escape sequences skipped. Text made of
 // ASCII and the narrow symbols the TUI draws (box lines, arrows, ✓ ✗ ⚠) is
 // counted directly; anything else goes to full grapheme segmentation.
-func textWidth(s string) int {
+func Width(s string) int {
 	n := 0
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -217,20 +249,21 @@ func narrow(r rune) bool {
 	return false
 }
 
-func render(st *styles.Ink, s string) string {
+// Render draws s in style st (nil: as it is).
+func Render(st *styles.Ink, s string) string {
 	if st == nil {
 		return s
 	}
 	return st.Render(s)
 }
 
-// fit pads or cuts a rendered line to exactly width cells. Cutting is the
+// Fit pads or cuts a rendered line to exactly width cells. Cutting is the
 // last resort: layouts wrap first, so this only trims borders at tiny sizes.
-func fit(line string, width int) string {
+func Fit(line string, width int) string {
 	if width <= 0 {
 		return ""
 	}
-	w := textWidth(line)
+	w := Width(line)
 	switch {
 	case w == width:
 		return line
@@ -240,9 +273,9 @@ func fit(line string, width int) string {
 	return ansi.Truncate(line, width, "")
 }
 
-// clip cuts a block to at most n lines, marking the cut with an ellipsis
+// Clip cuts a block to at most n lines, marking the cut with an ellipsis
 // line when there is room for one.
-func clip(lines []string, n int) []string {
+func Clip(lines []string, n int) []string {
 	if n <= 0 {
 		return nil
 	}
@@ -254,9 +287,9 @@ func clip(lines []string, n int) []string {
 	return out
 }
 
-// hjoin puts blocks side by side, each padded to its width, separated by
+// HJoin puts blocks side by side, each padded to its width, separated by
 // sep, and as tall as the tallest.
-func hjoin(sep string, widths []int, blocks ...[]string) []string {
+func HJoin(sep string, widths []int, blocks ...[]string) []string {
 	h := 0
 	for _, b := range blocks {
 		h = max(h, len(b))
@@ -272,7 +305,7 @@ func hjoin(sep string, widths []int, blocks ...[]string) []string {
 			if i < len(blk) {
 				line = blk[i]
 			}
-			b.WriteString(fit(line, widths[j]))
+			b.WriteString(Fit(line, widths[j]))
 		}
 		out[i] = b.String()
 	}
