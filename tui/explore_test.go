@@ -30,16 +30,16 @@ func TestExploreMapsRenewalRaceAndJumps(t *testing.T) {
 	if m.err != nil {
 		t.Fatalf("explore failed: %v", m.err)
 	}
-	if !m.explore.open || m.explore.grid == nil {
+	if !m.explore.Open || m.explore.Grid == nil {
 		t.Fatal("x did not open the map")
 	}
-	g := m.explore.grid
-	if g.vary.Name != "arrival" || g.values[0] != 1060 || g.values[len(g.values)-1] != 1135 {
-		t.Fatalf("map sweeps %+v over %d..%d, want arrival 1060..1135", g.vary, g.values[0], g.values[len(g.values)-1])
+	g := m.explore.Grid
+	if g.Vary.Name != "arrival" || g.Values[0] != 1060 || g.Values[len(g.Values)-1] != 1135 {
+		t.Fatalf("map sweeps %+v over %d..%d, want arrival 1060..1135", g.Vary, g.Values[0], g.Values[len(g.Values)-1])
 	}
-	for i, k := range g.rows {
-		for j, at := range g.values {
-			c := g.cells[i][j]
+	for i, k := range g.Rows {
+		for j, at := range g.Values {
+			c := g.Cells[i][j]
 			if c.Verdict == "" {
 				t.Fatalf("%s at %d: no verdict", k, at)
 			}
@@ -53,12 +53,12 @@ func TestExploreMapsRenewalRaceAndJumps(t *testing.T) {
 		}
 	}
 
-	row, col := m.exploreCurrent()
-	if g.rows[row] != blindOff() || g.values[col] != 1075 {
-		t.Fatalf("highlighted %s at %d, want blind/off at 1075", g.rows[row], g.values[col])
+	row, col := m.explore.Current(m.snap.view.Knobs, m.snap.sc.Times)
+	if g.Rows[row] != blindOff() || g.Values[col] != 1075 {
+		t.Fatalf("highlighted %s at %d, want blind/off at 1075", g.Rows[row], g.Values[col])
 	}
-	if m.explore.row != row || m.explore.col != col {
-		t.Fatalf("cursor at %d,%d, want the highlighted cell %d,%d", m.explore.row, m.explore.col, row, col)
+	if m.explore.Row != row || m.explore.Col != col {
+		t.Fatalf("cursor at %d,%d, want the highlighted cell %d,%d", m.explore.Row, m.explore.Col, row, col)
 	}
 	v := m.View()
 	checkFrame(t, "map", v, 120, 40)
@@ -78,15 +78,15 @@ func TestExploreMapsRenewalRaceAndJumps(t *testing.T) {
 
 	// One column right is arrival 1076, still blind/off.
 	m = press(t, m, "right")
-	if c := m.explore.grid.cells[m.explore.row][m.explore.col]; c.Values["arrival"] != 1076 {
+	if c := m.explore.Grid.Cells[m.explore.Row][m.explore.Col]; c.Values["arrival"] != 1076 {
 		t.Fatalf("cursor moved to %v, want arrival 1076", c.Values)
 	}
 	if !strings.Contains(m.View(), "<✗2>[✗2]") {
 		t.Errorf("the run on screen and the cursor are not both marked:\n%s", m.View())
 	}
 	m = press(t, m, "enter")
-	if m.err != nil || m.explore.open {
-		t.Fatalf("after enter: err %v, map open %v", m.err, m.explore.open)
+	if m.err != nil || m.explore.Open {
+		t.Fatalf("after enter: err %v, map open %v", m.err, m.explore.Open)
 	}
 	run := liveRun(t, m)
 	if got := run.Scenario().Times["arrival"]; got != 1076 {
@@ -110,12 +110,12 @@ func TestExploreMapsRenewalRaceAndJumps(t *testing.T) {
 	// The same scenario's map comes back without a new sweep, on the new
 	// arrival; down three rows is compare/off.
 	m = press(t, m, "x")
-	if !m.explore.open || m.explore.grid != g {
+	if !m.explore.Open || m.explore.Grid != g {
 		t.Fatal("x did not reopen the same map")
 	}
-	row, col = m.exploreCurrent()
-	if g.values[col] != 1076 || m.explore.col != col || m.explore.row != row {
-		t.Fatalf("reopened on %d, cursor %d,%d, want 1076 under the cursor", g.values[col], m.explore.row, m.explore.col)
+	row, col = m.explore.Current(m.snap.view.Knobs, m.snap.sc.Times)
+	if g.Values[col] != 1076 || m.explore.Col != col || m.explore.Row != row {
+		t.Fatalf("reopened on %d, cursor %d,%d, want 1076 under the cursor", g.Values[col], m.explore.Row, m.explore.Col)
 	}
 	m = press(t, m, "down", "down", "down", "enter")
 	want := knobs(scenario.RenewalCompare, scenario.FencingOff)
@@ -127,14 +127,14 @@ func TestExploreMapsRenewalRaceAndJumps(t *testing.T) {
 	}
 
 	m = press(t, m, "x")
-	if !m.explore.open {
+	if !m.explore.Open {
 		t.Fatal("x did not reopen the map")
 	}
-	if m = press(t, m, "esc"); m.explore.open {
+	if m = press(t, m, "esc"); m.explore.Open {
 		t.Fatal("esc did not close the map")
 	}
 	m = press(t, m, "x", "x")
-	if m.explore.open {
+	if m.explore.Open {
 		t.Fatal("x did not close the map")
 	}
 }
@@ -142,7 +142,7 @@ func TestExploreMapsRenewalRaceAndJumps(t *testing.T) {
 func TestExploreWithoutNamedTimesSaysSo(t *testing.T) {
 	m := openModel(t, "revoked-writer", blindOff(), 100, 30)
 	m = press(t, m, "x")
-	if m.explore.open || m.busy {
+	if m.explore.Open || m.busy {
 		t.Fatal("x opened a map for a scenario without named times")
 	}
 	if v := oneLine(m.View()); !strings.Contains(v, "has no named times") {
@@ -153,7 +153,7 @@ func TestExploreWithoutNamedTimesSaysSo(t *testing.T) {
 func TestExploreNeedsALiveRun(t *testing.T) {
 	m := replayModel(t, shippedReplay(t, "renewal-race", blindOff()), "", 100, 30)
 	m = press(t, m, "x")
-	if m.explore.open || m.busy {
+	if m.explore.Open || m.busy {
 		t.Fatal("x opened a map on a replay")
 	}
 	if v := oneLine(m.View()); !strings.Contains(v, "the map needs a live PostgreSQL run") {

@@ -19,6 +19,7 @@ import (
 	"github.com/leaserace/leaserace/engine/search"
 	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/scenario"
+	"github.com/leaserace/leaserace/tui/exploremap"
 	"github.com/leaserace/leaserace/tui/keys"
 	"github.com/leaserace/leaserace/tui/styles"
 	"github.com/leaserace/leaserace/tui/text"
@@ -90,7 +91,7 @@ type screen struct {
 	keys    keys.Map
 	help    help.Model
 	chooser chooser
-	explore explorer
+	explore exploremap.Explorer
 	boot    boot
 	phase   phase
 	snap    snapshot
@@ -378,7 +379,7 @@ func (m Model) key(km tea.KeyMsg) (tea.Model, tea.Cmd) {
 		m.chooser, cmd = m.chooser.Update(km)
 		return m, cmd
 	}
-	if m.explore.open {
+	if m.explore.Open {
 		return m.exploreKey(km)
 	}
 	if next, cmd, ok := m.answerKey(km); ok {
@@ -588,8 +589,8 @@ func (m Model) done(d doneMsg) (tea.Model, tea.Cmd) {
 		m.replay = &ri
 		m.status = m.walkStatus(d.info)
 	case opExplore:
-		m.explore.grid = d.grid
-		if d.grid.of(m.snap.sc, d.grid.vary) {
+		m.explore.Grid = d.grid
+		if d.grid.Of(m.snap.sc, d.grid.Vary) {
 			m = m.showExplore()
 		}
 	case opJump:

@@ -12,6 +12,7 @@ import (
 	"github.com/leaserace/leaserace/engine/room"
 	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/scenario"
+	"github.com/leaserace/leaserace/tui/exploremap"
 )
 
 // opTimeout bounds one engine call. A local step takes milliseconds; this
@@ -77,7 +78,7 @@ type doneMsg struct {
 	info   string
 	err    error
 	// grid is the map an opExplore swept.
-	grid *exploreGrid
+	grid *exploremap.Grid
 }
 
 // opEnv is what a command needs, copied from the model when it starts.

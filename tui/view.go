@@ -198,8 +198,8 @@ func (c *sections) screen(l layout) []string {
 			c.chooser = m.chooser.View(m.st, w)
 		}
 		out = append(out, c.chooser...)
-	} else if m.explore.open {
-		out = append(out, m.exploreLines(w)...)
+	} else if m.explore.Open {
+		out = append(out, m.explore.Lines(m.st, w, m.snap.view.Knobs, m.snap.sc.Times, m.snap.view.Now)...)
 	} else if m.room != nil && m.room.showBoard {
 		out = append(out, m.boardLines(w)...)
 	} else {
@@ -309,7 +309,7 @@ func (m screen) helpLines(w int) []string {
 	var km help.KeyMap = m.keys
 	if m.chooser.open {
 		km = m.chooser.keys
-	} else if m.explore.open {
+	} else if m.explore.Open {
 		km = keys.DefaultExplorer()
 	}
 	h := m.help
@@ -318,7 +318,7 @@ func (m screen) helpLines(w int) []string {
 	h.Width = 0
 	if h.ShowAll {
 		lines := strings.Split(h.FullHelpView(fitColumns(km.FullHelp(), w, text.Width(h.FullSeparator))), "\n")
-		if !m.chooser.open && !m.explore.open {
+		if !m.chooser.open && !m.explore.Open {
 			if p := m.psqlHelp(w); len(p) > 0 {
 				lines = append(append(lines, ""), p...)
 			}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/charmbracelet/x/term"
 	"github.com/leaserace/leaserace/engine/batch"
-	"github.com/leaserace/leaserace/tui"
+	"github.com/leaserace/leaserace/tui/exploremap"
 	"github.com/spf13/cobra"
 )
 
@@ -144,7 +144,7 @@ func (a *app) explore(ctx context.Context, f exploreFlags) error {
 	case "csv":
 		return writeExploreCSV(a.stdout, res)
 	}
-	return tui.WriteExploreMap(a.stdout, res, tui.MapOptions{
+	return exploremap.Write(a.stdout, res, exploremap.Options{
 		Color: !a.noColor() && isTerminal(a.stdout),
 		Width: terminalWidth(a.stdout, a.getenv),
 		Light: lightBackground(a.getenv),

@@ -1,4 +1,4 @@
-package tui
+package exploremap
 
 import (
 	"fmt"
@@ -12,9 +12,9 @@ import (
 	"github.com/leaserace/leaserace/tui/text"
 )
 
-// MapOptions say how WriteExploreMap draws: colour or not, for a light or
+// Options say how Write draws: colour or not, for a light or
 // dark background, and how wide.
-type MapOptions struct {
+type Options struct {
 	Color bool
 	Light bool
 	Width int
@@ -53,11 +53,10 @@ func splitMaps(res batch.ExploreResult) []exploreMap {
 	return maps
 }
 
-// WriteExploreMap draws an explore sweep as text for leaserace explore:
-// each map, wrapped to the width, then the legend. Its cells and legend
-// are the TUI's map's own (verdictCell, mapLegend). Colour only repeats
-// what the glyphs say.
-func WriteExploreMap(w io.Writer, res batch.ExploreResult, st MapOptions) error {
+// Write draws an explore sweep as text for leaserace explore: each map,
+// wrapped to the width, then the legend. Its cells are the overlay's own
+// (verdictCell). Colour only repeats what the glyphs say.
+func Write(w io.Writer, res batch.ExploreResult, st Options) error {
 	r := styles.NewRenderer(w, !st.Color)
 	// Decided here rather than by asking the terminal: the question is an
 	// escape sequence written to standard output, and its answer may never
