@@ -33,8 +33,8 @@ func BenchmarkKeyToFrame(b *testing.B) {
 		took = append(took, time.Since(start))
 
 		b.StopTimer()
-		if m.snap.view.Now != 1075 || m.err != nil {
-			b.Fatalf("→ went to t=%d (err %v)", m.snap.view.Now, m.err)
+		if m.Snap.View.Now != 1075 || m.Failure != nil {
+			b.Fatalf("→ went to t=%d (err %v)", m.Snap.View.Now, m.Failure)
 		}
 		m = press(b, m, "left")
 		b.StartTimer()

@@ -10,9 +10,9 @@ import (
 // boot is the start-up screen: a spinner naming the provider and the
 // progress lines it reports while PostgreSQL starts.
 type boot struct {
-	spin     spinner.Model
-	provider string
-	lines    []string
+	Spin     spinner.Model
+	Provider string
+	Lines    []string
 	// listen waits for the provider's next progress line.
 	listen tea.Cmd
 }
@@ -26,8 +26,8 @@ type progressMsg struct {
 
 func newBoot(st *styles.Styles, provider string) boot {
 	return boot{
-		spin:     spinner.New(spinner.WithSpinner(spinner.Line), spinner.WithStyle(st.Spinner)),
-		provider: provider,
+		Spin:     spinner.New(spinner.WithSpinner(spinner.Line), spinner.WithStyle(st.Spinner)),
+		Provider: provider,
 	}
 }
 
@@ -36,17 +36,17 @@ func (b boot) Update(msg tea.Msg) (boot, tea.Cmd) {
 	switch msg := msg.(type) {
 	case spinner.TickMsg:
 		var cmd tea.Cmd
-		b.spin, cmd = b.spin.Update(msg)
+		b.Spin, cmd = b.Spin.Update(msg)
 		return b, cmd
 	case progressMsg:
 		if !msg.ok {
 			return b, nil
 		}
 		if msg.line != "" {
-			b.lines = append(b.lines, msg.line)
+			b.Lines = append(b.Lines, msg.line)
 			// A handful is enough to show it is moving.
-			if len(b.lines) > 6 {
-				b.lines = b.lines[len(b.lines)-6:]
+			if len(b.Lines) > 6 {
+				b.Lines = b.Lines[len(b.Lines)-6:]
 			}
 		}
 		return b, b.listen
@@ -59,10 +59,10 @@ func (b boot) View(st *styles.Styles, width, height int) []string {
 	if width < 1 || height < 1 {
 		return nil
 	}
-	head := []text.Span{text.Plain(b.spin.View() + " "), text.Styled(&st.Title, "leaserace"),
-		text.Plain(" is starting PostgreSQL with the " + b.provider + " provider…")}
+	head := []text.Span{text.Plain(b.Spin.View() + " "), text.Styled(&st.Title, "leaserace"),
+		text.Plain(" is starting PostgreSQL with the " + b.Provider + " provider…")}
 	lines := text.Wrap(head, width, "", "  ")
-	for _, l := range b.lines {
+	for _, l := range b.Lines {
 		lines = append(lines, text.Wrap([]text.Span{text.Styled(&st.Faint, l)}, width, "  · ", "    ")...)
 	}
 	return text.Clip(lines, height)

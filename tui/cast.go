@@ -92,7 +92,7 @@ func WriteCast(w io.Writer, t transcript.Transcript, o CastOptions) error {
 	}
 	r.SetHasDarkBackground(true)
 	m := newScreen(r)
-	m.snap, m.phase, m.cast = takeSnapshot(rp), phaseReady, true
+	m.Snap, m.Phase, m.Cast = takeSnapshot(rp), phaseReady, true
 
 	h := castHeader{Version: 2, Width: o.Width, Height: o.Height, Title: o.Title, Env: map[string]string{"TERM": "xterm-256color"}}
 	if meta := t.Meta; meta != nil {
@@ -115,7 +115,7 @@ func WriteCast(w io.Writer, t transcript.Transcript, o CastOptions) error {
 		if err != nil {
 			return fmt.Errorf("cannot draw the transcript: %w", err)
 		}
-		m.snap = takeSnapshot(rp)
+		m.Snap = takeSnapshot(rp)
 		at += o.StepEvery
 		if err := castEvent(bw, at, "m", castMarker(st)); err != nil {
 			return err

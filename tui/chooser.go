@@ -11,36 +11,36 @@ import (
 
 // chooser is the small scenario list behind s.
 type chooser struct {
-	open   bool
-	names  []string
-	titles []string
-	cursor int
-	keys   keys.Chooser
+	Open   bool
+	Names  []string
+	Titles []string
+	Cursor int
+	Keys   keys.Chooser
 }
 
 // chooseMsg asks the model to open a scenario.
 type chooseMsg struct{ name string }
 
 func newChooser() chooser {
-	c := chooser{keys: keys.DefaultChooser()}
+	c := chooser{Keys: keys.DefaultChooser()}
 	for _, n := range scenario.BuiltinNames() {
 		title := ""
 		// Built-ins are embedded, so loading one costs no I/O.
 		if sc, err := scenario.Builtin(n); err == nil {
 			title = sc.Title
 		}
-		c.names = append(c.names, n)
-		c.titles = append(c.titles, title)
+		c.Names = append(c.Names, n)
+		c.Titles = append(c.Titles, title)
 	}
 	return c
 }
 
 // show opens the list with the cursor on the current scenario.
 func (c chooser) show(current string) chooser {
-	c.open = true
-	for i, n := range c.names {
+	c.Open = true
+	for i, n := range c.Names {
 		if n == current {
-			c.cursor = i
+			c.Cursor = i
 		}
 	}
 	return c
@@ -50,24 +50,24 @@ func (c chooser) show(current string) chooser {
 // chosen scenario.
 func (c chooser) Update(msg tea.Msg) (chooser, tea.Cmd) {
 	km, ok := msg.(tea.KeyMsg)
-	if !ok || !c.open {
+	if !ok || !c.Open {
 		return c, nil
 	}
 	switch {
-	case key.Matches(km, c.keys.Up):
-		if c.cursor > 0 {
-			c.cursor--
+	case key.Matches(km, c.Keys.Up):
+		if c.Cursor > 0 {
+			c.Cursor--
 		}
-	case key.Matches(km, c.keys.Down):
-		if c.cursor < len(c.names)-1 {
-			c.cursor++
+	case key.Matches(km, c.Keys.Down):
+		if c.Cursor < len(c.Names)-1 {
+			c.Cursor++
 		}
-	case key.Matches(km, c.keys.Cancel):
-		c.open = false
-	case key.Matches(km, c.keys.Choose):
-		c.open = false
-		if c.cursor < len(c.names) {
-			name := c.names[c.cursor]
+	case key.Matches(km, c.Keys.Cancel):
+		c.Open = false
+	case key.Matches(km, c.Keys.Choose):
+		c.Open = false
+		if c.Cursor < len(c.Names) {
+			name := c.Names[c.Cursor]
 			return c, func() tea.Msg { return chooseMsg{name: name} }
 		}
 	}
@@ -77,18 +77,18 @@ func (c chooser) Update(msg tea.Msg) (chooser, tea.Cmd) {
 // View lists the scenarios in width cells.
 func (c chooser) View(st *styles.Styles, width int) []string {
 	lines := text.Wrap([]text.Span{text.Styled(&st.Title, "Choose a scenario"), text.Plain(" — enter opens it at its start with the same knobs, esc goes back.")}, width, "", "")
-	if len(c.names) == 0 {
+	if len(c.Names) == 0 {
 		return append(lines, text.Wrap([]text.Span{text.Styled(&st.Warn, "⚠ no built-in scenarios were found")}, width, "", "")...)
 	}
-	for i, n := range c.names {
+	for i, n := range c.Names {
 		mark := "  "
 		var sty *styles.Ink
-		if i == c.cursor {
+		if i == c.Cursor {
 			mark, sty = "▸ ", &st.Selected
 		}
 		p := []text.Span{text.Styled(sty, n)}
-		if c.titles[i] != "" {
-			p = append(p, text.Styled(&st.Faint, " — "+c.titles[i]))
+		if c.Titles[i] != "" {
+			p = append(p, text.Styled(&st.Faint, " — "+c.Titles[i]))
 		}
 		lines = append(lines, text.Wrap(p, width, mark, "    ")...)
 	}

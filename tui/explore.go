@@ -20,14 +20,14 @@ const needsLive = "the map needs a live PostgreSQL run: a replay only has the re
 // openExplore shows the map, sweeping first unless the last sweep was of
 // this scenario. What cannot be mapped is said on the status line.
 func (m Model) openExplore() (tea.Model, tea.Cmd) {
-	m.playing = false
-	sc := m.snap.sc
-	if !m.run.Live() || m.replay != nil {
-		m.status = []text.Span{text.Plain(needsLive + ".")}
+	m.Playing = false
+	sc := m.Snap.Scenario
+	if !m.run.Live() || m.Replay != nil {
+		m.Status = []text.Span{text.Plain(needsLive + ".")}
 		return m, nil
 	}
 	if len(sc.Times) == 0 {
-		m.status = []text.Span{text.Plain(fmt.Sprintf("Scenario %s has no named times, so there is nothing to sweep and no map: its events happen at fixed times.", sc.Name))}
+		m.Status = []text.Span{text.Plain(fmt.Sprintf("Scenario %s has no named times, so there is nothing to sweep and no map: its events happen at fixed times.", sc.Name))}
 		return m, nil
 	}
 	vary, err := batch.DefaultVary(sc)
@@ -35,13 +35,13 @@ func (m Model) openExplore() (tea.Model, tea.Cmd) {
 		err = batch.CheckVary(sc, vary)
 	}
 	if err != nil {
-		m.status = []text.Span{text.Plain(fmt.Sprintf("No map for %s: %v.", sc.Name, err))}
+		m.Status = []text.Span{text.Plain(fmt.Sprintf("No map for %s: %v.", sc.Name, err))}
 		return m, nil
 	}
-	if m.explore.Grid.Of(sc, vary[0]) {
+	if m.Explore.Grid.Of(sc, vary[0]) {
 		return m.showExplore(), nil
 	}
-	if (m.busy && m.busyOp.kind == opExplore) || m.queued(opExplore) {
+	if (m.Busy() && m.busyOp.kind == opExplore) || m.queued(opExplore) {
 		return m, nil
 	}
 	return m.enqueue(op{kind: opExplore})
@@ -59,12 +59,12 @@ func (m Model) queued(k opKind) bool {
 // showExplore opens the overlay with the cursor on the run on screen (or
 // the nearest cell to it).
 func (m Model) showExplore() Model {
-	row, col := m.explore.Current(m.snap.view.Knobs, m.snap.sc.Times)
-	m.explore.Open, m.explore.Row, m.explore.Col = true, max(row, 0), col
+	row, col := m.Explore.Current(m.Snap.View.Knobs, m.Snap.Scenario.Times)
+	m.Explore.Open, m.Explore.Row, m.Explore.Col = true, max(row, 0), col
 	if col < 0 {
-		m.explore.Col = 0
-		if t := m.snap.sc.Times[m.explore.Grid.Vary.Name]; t > m.explore.Grid.Vary.To {
-			m.explore.Col = len(m.explore.Grid.Values) - 1
+		m.Explore.Col = 0
+		if t := m.Snap.Scenario.Times[m.Explore.Grid.Vary.Name]; t > m.Explore.Grid.Vary.To {
+			m.Explore.Col = len(m.Explore.Grid.Values) - 1
 		}
 	}
 	return m
@@ -72,21 +72,21 @@ func (m Model) showExplore() Model {
 
 // exploreKey moves the cursor, jumps or closes while the map is open.
 func (m Model) exploreKey(km tea.KeyMsg) (tea.Model, tea.Cmd) {
-	k, g := keys.DefaultExplorer(), m.explore.Grid
+	k, g := keys.DefaultExplorer(), m.Explore.Grid
 	switch {
 	case key.Matches(km, k.Close):
-		m.explore.Open = false
+		m.Explore.Open = false
 	case key.Matches(km, k.Left):
-		m.explore.Col = max(0, m.explore.Col-1)
+		m.Explore.Col = max(0, m.Explore.Col-1)
 	case key.Matches(km, k.Right):
-		m.explore.Col = min(len(g.Values)-1, m.explore.Col+1)
+		m.Explore.Col = min(len(g.Values)-1, m.Explore.Col+1)
 	case key.Matches(km, k.Up):
-		m.explore.Row = max(0, m.explore.Row-1)
+		m.Explore.Row = max(0, m.Explore.Row-1)
 	case key.Matches(km, k.Down):
-		m.explore.Row = min(len(g.Rows)-1, m.explore.Row+1)
+		m.Explore.Row = min(len(g.Rows)-1, m.Explore.Row+1)
 	case key.Matches(km, k.Jump):
-		m.explore.Open = false
-		return m.enqueue(op{kind: opJump, name: g.Vary.Name, at: g.Values[m.explore.Col], knobs: g.Rows[m.explore.Row]})
+		m.Explore.Open = false
+		return m.enqueue(op{kind: opJump, name: g.Vary.Name, at: g.Values[m.Explore.Col], knobs: g.Rows[m.Explore.Row]})
 	}
 	return m, nil
 }
@@ -124,13 +124,13 @@ func (e opEnv) jump(ctx context.Context, o op) doneMsg {
 	if err != nil {
 		return doneMsg{err: fmt.Errorf("cannot move %s to %d: %w", o.name, o.at, err)}
 	}
-	v := e.shown.view
+	v := e.shown.View
 	if err := r.Replace(ctx, variant, o.knobs); err != nil {
 		return doneMsg{err: fmt.Errorf("could not switch the run to %s=%d: %w", o.name, o.at, err)}
 	}
 	// Event counts differ between variants, so go back by time, except at
 	// the very start where nothing had run.
-	if v.Pos == 0 && v.Now <= e.shown.start {
+	if v.Pos == 0 && v.Now <= e.shown.Start {
 		err = r.Seek(ctx, 0)
 	} else {
 		err = r.SeekTime(ctx, v.Now)

@@ -27,13 +27,13 @@ func liveRun(t *testing.T, m Model) *engine.Run {
 func TestExploreMapsRenewalRaceAndJumps(t *testing.T) {
 	m := at1075(t, blindOff(), 120, 40)
 	m = press(t, m, "x")
-	if m.err != nil {
-		t.Fatalf("explore failed: %v", m.err)
+	if m.Failure != nil {
+		t.Fatalf("explore failed: %v", m.Failure)
 	}
-	if !m.explore.Open || m.explore.Grid == nil {
+	if !m.Explore.Open || m.Explore.Grid == nil {
 		t.Fatal("x did not open the map")
 	}
-	g := m.explore.Grid
+	g := m.Explore.Grid
 	if g.Vary.Name != "arrival" || g.Values[0] != 1060 || g.Values[len(g.Values)-1] != 1135 {
 		t.Fatalf("map sweeps %+v over %d..%d, want arrival 1060..1135", g.Vary, g.Values[0], g.Values[len(g.Values)-1])
 	}
@@ -53,12 +53,12 @@ func TestExploreMapsRenewalRaceAndJumps(t *testing.T) {
 		}
 	}
 
-	row, col := m.explore.Current(m.snap.view.Knobs, m.snap.sc.Times)
+	row, col := m.Explore.Current(m.Snap.View.Knobs, m.Snap.Scenario.Times)
 	if g.Rows[row] != blindOff() || g.Values[col] != 1075 {
 		t.Fatalf("highlighted %s at %d, want blind/off at 1075", g.Rows[row], g.Values[col])
 	}
-	if m.explore.Row != row || m.explore.Col != col {
-		t.Fatalf("cursor at %d,%d, want the highlighted cell %d,%d", m.explore.Row, m.explore.Col, row, col)
+	if m.Explore.Row != row || m.Explore.Col != col {
+		t.Fatalf("cursor at %d,%d, want the highlighted cell %d,%d", m.Explore.Row, m.Explore.Col, row, col)
 	}
 	v := m.View()
 	checkFrame(t, "map", v, 120, 40)
@@ -78,22 +78,22 @@ func TestExploreMapsRenewalRaceAndJumps(t *testing.T) {
 
 	// One column right is arrival 1076, still blind/off.
 	m = press(t, m, "right")
-	if c := m.explore.Grid.Cells[m.explore.Row][m.explore.Col]; c.Values["arrival"] != 1076 {
+	if c := m.Explore.Grid.Cells[m.Explore.Row][m.Explore.Col]; c.Values["arrival"] != 1076 {
 		t.Fatalf("cursor moved to %v, want arrival 1076", c.Values)
 	}
 	if !strings.Contains(m.View(), "<✗2>[✗2]") {
 		t.Errorf("the run on screen and the cursor are not both marked:\n%s", m.View())
 	}
 	m = press(t, m, "enter")
-	if m.err != nil || m.explore.Open {
-		t.Fatalf("after enter: err %v, map open %v", m.err, m.explore.Open)
+	if m.Failure != nil || m.Explore.Open {
+		t.Fatalf("after enter: err %v, map open %v", m.Failure, m.Explore.Open)
 	}
 	run := liveRun(t, m)
 	if got := run.Scenario().Times["arrival"]; got != 1076 {
 		t.Fatalf("run's arrival is %d, want 1076", got)
 	}
-	if run.Knobs() != blindOff() || m.snap.view.Now != 1075 {
-		t.Fatalf("run at t=%d with %s, want t=1075 with blind/off", m.snap.view.Now, run.Knobs())
+	if run.Knobs() != blindOff() || m.Snap.View.Now != 1075 {
+		t.Fatalf("run at t=%d with %s, want t=1075 with blind/off", m.Snap.View.Now, run.Knobs())
 	}
 	if v := oneLine(m.View()); !strings.Contains(v, "explore: arrival 1075 → 1076, knobs blind/off · replayed to t=1075") {
 		t.Errorf("screen does not say what enter did:\n%s", m.View())
@@ -103,38 +103,38 @@ func TestExploreMapsRenewalRaceAndJumps(t *testing.T) {
 		t.Errorf("session entry %+v, want a scenario entry saying what the jump changed", last)
 	}
 	m = press(t, m, "right")
-	if st := m.snap.last(); st == nil || st.Action != scenario.ActionDeliver || st.T != 1076 {
+	if st := m.Snap.Last(); st == nil || st.Action != scenario.ActionDeliver || st.T != 1076 {
 		t.Fatalf("next step %+v, want the heartbeat delivered at 1076", st)
 	}
 
 	// The same scenario's map comes back without a new sweep, on the new
 	// arrival; down three rows is compare/off.
 	m = press(t, m, "x")
-	if !m.explore.Open || m.explore.Grid != g {
+	if !m.Explore.Open || m.Explore.Grid != g {
 		t.Fatal("x did not reopen the same map")
 	}
-	row, col = m.explore.Current(m.snap.view.Knobs, m.snap.sc.Times)
-	if g.Values[col] != 1076 || m.explore.Col != col || m.explore.Row != row {
-		t.Fatalf("reopened on %d, cursor %d,%d, want 1076 under the cursor", g.Values[col], m.explore.Row, m.explore.Col)
+	row, col = m.Explore.Current(m.Snap.View.Knobs, m.Snap.Scenario.Times)
+	if g.Values[col] != 1076 || m.Explore.Col != col || m.Explore.Row != row {
+		t.Fatalf("reopened on %d, cursor %d,%d, want 1076 under the cursor", g.Values[col], m.Explore.Row, m.Explore.Col)
 	}
 	m = press(t, m, "down", "down", "down", "enter")
 	want := knobs(scenario.RenewalCompare, scenario.FencingOff)
-	if k := liveRun(t, m).Knobs(); k != want || m.snap.view.Knobs != want {
-		t.Fatalf("knobs %s (screen %s), want %s", k, m.snap.view.Knobs, want)
+	if k := liveRun(t, m).Knobs(); k != want || m.Snap.View.Knobs != want {
+		t.Fatalf("knobs %s (screen %s), want %s", k, m.Snap.View.Knobs, want)
 	}
 	if v := oneLine(m.View()); !strings.Contains(v, "knobs blind/off → compare/off") || !strings.Contains(v, "compare-and-renew") {
 		t.Errorf("screen does not show the new knobs:\n%s", m.View())
 	}
 
 	m = press(t, m, "x")
-	if !m.explore.Open {
+	if !m.Explore.Open {
 		t.Fatal("x did not reopen the map")
 	}
-	if m = press(t, m, "esc"); m.explore.Open {
+	if m = press(t, m, "esc"); m.Explore.Open {
 		t.Fatal("esc did not close the map")
 	}
 	m = press(t, m, "x", "x")
-	if m.explore.Open {
+	if m.Explore.Open {
 		t.Fatal("x did not close the map")
 	}
 }
@@ -142,7 +142,7 @@ func TestExploreMapsRenewalRaceAndJumps(t *testing.T) {
 func TestExploreWithoutNamedTimesSaysSo(t *testing.T) {
 	m := openModel(t, "revoked-writer", blindOff(), 100, 30)
 	m = press(t, m, "x")
-	if m.explore.Open || m.busy {
+	if m.Explore.Open || m.Busy() {
 		t.Fatal("x opened a map for a scenario without named times")
 	}
 	if v := oneLine(m.View()); !strings.Contains(v, "has no named times") {
@@ -153,7 +153,7 @@ func TestExploreWithoutNamedTimesSaysSo(t *testing.T) {
 func TestExploreNeedsALiveRun(t *testing.T) {
 	m := replayModel(t, shippedReplay(t, "renewal-race", blindOff()), "", 100, 30)
 	m = press(t, m, "x")
-	if m.explore.Open || m.busy {
+	if m.Explore.Open || m.Busy() {
 		t.Fatal("x opened a map on a replay")
 	}
 	if v := oneLine(m.View()); !strings.Contains(v, "the map needs a live PostgreSQL run") {

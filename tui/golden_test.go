@@ -60,8 +60,8 @@ func TestGoldenScreens(t *testing.T) {
 				if !ok {
 					t.Fatal("final model is not a Model")
 				}
-				if fm.busy || fm.err != nil || len(fm.queue) > 0 {
-					t.Fatalf("not settled: busy=%v err=%v queue=%d", fm.busy, fm.err, len(fm.queue))
+				if fm.Busy() || fm.Failure != nil || len(fm.queue) > 0 {
+					t.Fatalf("not settled: busy=%v err=%v queue=%d", fm.Busy(), fm.Failure, len(fm.queue))
 				}
 				frame := fm.frame(sz[0], sz[1])
 				checkFrame(t, mo.name, frame, sz[0], sz[1])

@@ -87,42 +87,39 @@ type Config struct {
 // pure function of a screen and a size: it never calls the engine, so the
 // TUI, the asciicast writer and every SSH session draw alike.
 type screen struct {
-	st      *styles.Styles
-	keys    keys.Map
-	help    help.Model
-	chooser chooser
-	explore exploremap.Explorer
-	boot    boot
-	phase   phase
-	snap    snapshot
-	// replay is set when the screen shows recorded runs: the banner says
+	Styles  *styles.Styles
+	Keys    keys.Map
+	Help    help.Model
+	Chooser chooser
+	Explore exploremap.Explorer
+	Boot    boot
+	Phase   phase
+	Snap    snapshot
+	// Replay is set when the screen shows recorded runs: the banner says
 	// so, where and when they were recorded, and why (offline).
-	replay *replayInfo
+	Replay *replayInfo
 
-	busy    bool
-	busyOp  op
-	playing bool
-	status  []text.Span
-	err     error
-	lastTog *engine.Change
-	// psql is how to open psql beside the run on screen (full help).
-	psql psqlInfo
-	// play is the move menu of play mode; ask the question on screen.
-	play playMenu
-	ask  *askPrompt
-	// tally counts the questions answered so far.
-	tally transcript.AskTally
-	// room is the TUI's part in a workshop room; nil outside one.
-	room *roomState
-	// search is the exhaustive search of the schedules under the knobs on
+	// Running names the engine command under way, "" when none is.
+	Running string
+	Playing bool
+	Status  []text.Span
+	// Failure is the engine error shown in place, if any.
+	Failure error
+	// Psql is how to open psql beside the run on screen (full help).
+	Psql psqlInfo
+	// Play is the move menu of play mode; Ask the question on screen.
+	Play playMenu
+	Ask  *askPrompt
+	// Tally counts the questions answered so far.
+	Tally transcript.AskTally
+	// Room is the TUI's part in a workshop room; nil outside one.
+	Room *roomState
+	// Search is the exhaustive search of the schedules under the knobs on
 	// show, for the goal panel: nil until one is asked for.
-	search *searchState
-	// remote is set for a TUI served over SSH.
-	remote bool
-	// cast is set for frames rendered into an asciicast: no key help, as
+	Search *searchState
+	// Cast is set for frames rendered into an asciicast: no key help, as
 	// nobody can press a key in a recording.
-	cast     bool
-	quitting bool
+	Cast bool
 }
 
 // Model is the Bubble Tea model of the TUI. It is a value; everything it
@@ -131,7 +128,9 @@ type Model struct {
 	screen
 	s *session
 
-	run     *engine.Run
+	run *engine.Run
+	// busyOp is the engine command under way while Running is set.
+	busyOp  op
 	queue   []op
 	playGen int
 	log     []transcript.PresenterEntry
@@ -149,29 +148,40 @@ type Model struct {
 	// noAsk skips the predict-then-reveal questions; startPlay opens in
 	// play mode once a live run is on screen.
 	noAsk, startPlay bool
+	// held is the op the question on screen holds back until a choice is
+	// made.
+	held op
+	// home is the replay the TUI opened with, in replay mode; s and the
+	// session walk come back to it for its own scenario rather than to the
+	// shipped recordings. walkWant is the session entry the last ] or [
+	// asked for, ahead of Replay.WalkAt while walks wait in the queue.
+	home     *engine.Run
+	walkWant int
+	// link is the room this TUI reports to, with Room; nil outside one.
+	link *roomLink
 
 	// stderr, when set, gets the psql line each time a live run comes on
 	// screen; stderrTTY says it is a terminal (Run sets both).
 	stderr    io.Writer
 	stderrTTY bool
+
+	// lastTog is the last toggle's change.
+	lastTog *engine.Change
+	// remote is set for a TUI served over SSH.
+	remote   bool
+	quitting bool
 }
 
-// replayInfo is what the REPLAY banner and the session walk need.
+// replayInfo is what the REPLAY banner and the session walk show. It is
+// copied on every change, never changed in place, since models are values.
 type replayInfo struct {
-	// offline is why no PostgreSQL could start, when the TUI fell back to
+	// Offline is why no PostgreSQL could start, when the TUI fell back to
 	// the shipped recordings ("" for leaserace replay FILE).
-	offline string
-	// home is the replay the TUI opened with; s and the session walk come
-	// back to it for its own scenario rather than to the shipped recordings.
-	home *engine.Run
-	// walk is the presenter's session recorded in the file; walkAt is the
+	Offline string
+	// Walk is the presenter's session recorded in the file; WalkAt is the
 	// entry on show, 1-based, 0 before the walk starts.
-	walk   []transcript.PresenterEntry
-	walkAt int
-	// walkWant is the entry the last ] or [ asked for, ahead of walkAt
-	// while walks wait in the queue. replayInfo is copied on every change,
-	// never changed in place, since models are values.
-	walkWant int
+	Walk   []transcript.PresenterEntry
+	WalkAt int
 }
 
 // NewModel wraps an open run. ctx bounds every engine call the model makes;
@@ -186,21 +196,20 @@ func NewModel(ctx context.Context, cfg Config) (Model, error) {
 		return Model{}, errors.New("the session is already closed")
 	}
 	m.s.host, m.s.who, m.s.orders = cfg.Host, cfg.Who, cfg.Orders
-	m.run, m.snap, m.phase = cfg.Run, takeSnapshot(cfg.Run), phaseReady
+	m.run, m.Snap, m.Phase = cfg.Run, takeSnapshot(cfg.Run), phaseReady
 	m.noAsk, m.remote = cfg.NoAsk, cfg.Remote
-	m.play.on = cfg.Play && m.snap.live
+	m.Play.On = cfg.Play && m.Snap.Live
 	// A search started now reports once the program runs (Init).
 	m, m.startup = m.searchGoals()
 	if !cfg.Remote {
-		m.psql = psqlOf(cfg.Run, m.s.provider)
+		m.Psql = psqlOf(cfg.Run, m.s.provider)
 	}
 	if cfg.Remote {
-		m.keys.Export.SetEnabled(false)
-		m.keys.Explore.SetEnabled(false)
+		m.Keys.Export.SetEnabled(false)
+		m.Keys.Explore.SetEnabled(false)
 	}
 	if cfg.Room != nil {
-		m.room = &roomState{link: cfg.Room, seat: cfg.Seat, presenter: cfg.Presenter, following: cfg.Follow && !cfg.Presenter}
-		m.keys = m.keys.InRoom(cfg.Presenter)
+		m = m.inRoom(cfg.Room, cfg.Seat, cfg.Presenter, cfg.Follow && !cfg.Presenter)
 	}
 	if !cfg.Run.Live() {
 		m = m.asReplay(cfg.Offline)
@@ -211,10 +220,10 @@ func NewModel(ctx context.Context, cfg Config) (Model, error) {
 // initRoom is a room member's first report: the presenter's lead, or the
 // attendee's seat.
 func (m Model) initRoom() tea.Cmd {
-	if m.room == nil {
+	if m.Room == nil {
 		return nil
 	}
-	if m.room.presenter {
+	if m.Room.Presenter {
 		return m.setLead(false)
 	}
 	return m.reportSeat()
@@ -235,7 +244,7 @@ func newScreen(r *lipgloss.Renderer) screen {
 	}
 	h := help.New()
 	h.ShortSeparator = " · "
-	c := screen{keys: keys.Default(), help: h, chooser: newChooser()}
+	c := screen{Keys: keys.Default(), Help: h, Chooser: newChooser()}
 	c.setRenderer(r)
 	return c
 }
@@ -243,9 +252,9 @@ func newScreen(r *lipgloss.Renderer) screen {
 // setRenderer builds the styles, the help's and the spinner's on r.
 func (m *screen) setRenderer(r *lipgloss.Renderer) {
 	st := styles.New(r)
-	m.st = &st
-	m.help.Styles = st.Help
-	m.boot.spin.Style = st.Spinner
+	m.Styles = &st
+	m.Help.Styles = st.Help
+	m.Boot.Spin.Style = st.Spinner
 }
 
 // Close stops the model's commands and closes every run and server it owns.
@@ -258,15 +267,15 @@ func (m Model) Run() *engine.Run { return m.run }
 func (m Model) Session() []transcript.PresenterEntry { return slices.Clone(m.log) }
 
 // Busy reports whether an engine call is running.
-func (m Model) Busy() bool { return m.busy }
+func (m Model) Busy() bool { return m.Running != "" }
 
 // Err is the engine error shown in place, if any.
-func (m Model) Err() error { return m.err }
+func (m Model) Err() error { return m.Failure }
 
 // Init starts the spinner while booting; a ready model has nothing to do.
 func (m Model) Init() tea.Cmd {
-	if m.phase == phaseBoot {
-		return tea.Batch(m.boot.spin.Tick, m.startup, m.boot.listen)
+	if m.Phase == phaseBoot {
+		return tea.Batch(m.Boot.Spin.Tick, m.startup, m.Boot.listen)
 	}
 	return tea.Batch(m.initRoom(), m.startup)
 }
@@ -289,7 +298,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
-		m.help.Width = msg.Width
+		m.Help.Width = msg.Width
 		return m, nil
 	case tea.KeyMsg:
 		if msg.Type == tea.KeyRunes && !msg.Paste && len(msg.Runes) > 1 {
@@ -299,9 +308,9 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m.key(msg)
 	case doneMsg:
-		before := m.psql.line
+		before := m.Psql.Line
 		next, cmd := m.done(msg)
-		if nm, ok := next.(Model); ok && nm.psql.line != before {
+		if nm, ok := next.(Model); ok && nm.Psql.Line != before {
 			// Another run came on screen: its psql line goes out too.
 			return nm, tea.Batch(cmd, nm.psqlNote())
 		}
@@ -313,17 +322,17 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case LeadMsg:
 		return m.onLead(msg)
 	case BoardMsg:
-		if m.room != nil {
+		if m.Room != nil {
 			b := room.Board(msg)
-			r := *m.room
-			r.board = &b
-			m.room = &r
+			r := *m.Room
+			r.Board = &b
+			m.Room = &r
 		}
 		return m, nil
 	case searchDoneMsg:
 		return m.onSearchDone(msg), nil
 	case roomErrMsg:
-		m.status = []text.Span{text.Styled(&m.st.Warn, "⚠ the room did not take the last report: "), text.Plain(msg.err.Error())}
+		m.Status = []text.Span{text.Styled(&m.Styles.Warn, "⚠ the room did not take the last report: "), text.Plain(msg.err.Error())}
 		return m, nil
 	case readyMsg:
 		if msg.err != nil {
@@ -331,21 +340,21 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.quitting = true
 			return m, tea.Quit
 		}
-		m.run, m.snap, m.phase = msg.run, msg.snap, phaseReady
-		m.psql = psqlOf(msg.run, m.s.provider)
+		m.run, m.Snap, m.Phase = msg.run, msg.snap, phaseReady
+		m.Psql = psqlOf(msg.run, m.s.provider)
 		if msg.offline != "" {
 			m = m.asReplay(msg.offline)
 		}
 		m.log = append(m.log, m.entry(transcript.PresenterScenario))
-		if m.startPlay && m.snap.live {
-			m.play.on = true
+		if m.startPlay && m.Snap.Live {
+			m.Play.On = true
 		}
 		m, search := m.searchGoals()
 		return m, tea.Batch(m.psqlNote(), m.initRoom(), search)
 	}
-	if m.phase == phaseBoot {
+	if m.Phase == phaseBoot {
 		var cmd tea.Cmd
-		m.boot, cmd = m.boot.Update(msg)
+		m.Boot, cmd = m.Boot.Update(msg)
 		return m, cmd
 	}
 	return m, nil
@@ -367,82 +376,82 @@ func (m Model) splitKeys(km tea.KeyMsg) (tea.Model, tea.Cmd) {
 }
 
 func (m Model) key(km tea.KeyMsg) (tea.Model, tea.Cmd) {
-	if key.Matches(km, m.keys.Quit) && (km.String() == "ctrl+c" || !m.chooser.open) {
+	if key.Matches(km, m.Keys.Quit) && (km.String() == "ctrl+c" || !m.Chooser.Open) {
 		m.quitting = true
 		return m, tea.Quit
 	}
-	if m.phase == phaseBoot {
+	if m.Phase == phaseBoot {
 		return m, nil
 	}
-	if m.chooser.open {
+	if m.Chooser.Open {
 		var cmd tea.Cmd
-		m.chooser, cmd = m.chooser.Update(km)
+		m.Chooser, cmd = m.Chooser.Update(km)
 		return m, cmd
 	}
-	if m.explore.Open {
+	if m.Explore.Open {
 		return m.exploreKey(km)
 	}
 	if next, cmd, ok := m.answerKey(km); ok {
 		return next, cmd
 	}
-	if m.play.on {
+	if m.Play.On {
 		if next, cmd, ok := m.playKey(km); ok {
 			return next, cmd
 		}
 	}
 	switch {
-	case key.Matches(km, m.keys.PlayMode):
+	case key.Matches(km, m.Keys.PlayMode):
 		return m.togglePlayMode()
-	case key.Matches(km, m.keys.Follow):
+	case key.Matches(km, m.Keys.Follow):
 		return m.toggleFollow()
-	case key.Matches(km, m.keys.Board):
-		if m.room != nil {
-			r := *m.room
-			r.showBoard = !r.showBoard
-			m.room = &r
+	case key.Matches(km, m.Keys.Board):
+		if m.Room != nil {
+			r := *m.Room
+			r.ShowBoard = !r.ShowBoard
+			m.Room = &r
 		}
 		return m, nil
-	case key.Matches(km, m.keys.Push):
-		if m.room != nil && m.room.presenter {
-			m.status = []text.Span{text.Plain(fmt.Sprintf("Pushed %s with %s, t=%d, to every attendee.", m.snap.sc.Name, m.snap.view.Knobs, m.snap.view.Now))}
+	case key.Matches(km, m.Keys.Push):
+		if m.Room != nil && m.Room.Presenter {
+			m.Status = []text.Span{text.Plain(fmt.Sprintf("Pushed %s with %s, t=%d, to every attendee.", m.Snap.Scenario.Name, m.Snap.View.Knobs, m.Snap.View.Now))}
 			return m, m.setLead(true)
 		}
 		return m, nil
-	case key.Matches(km, m.keys.Help):
-		m.help.ShowAll = !m.help.ShowAll
+	case key.Matches(km, m.Keys.Help):
+		m.Help.ShowAll = !m.Help.ShowAll
 		return m, nil
-	case key.Matches(km, m.keys.Scenario):
-		m.playing = false
-		m.chooser = m.chooser.show(m.snap.sc.Name)
+	case key.Matches(km, m.Keys.Scenario):
+		m.Playing = false
+		m.Chooser = m.Chooser.show(m.Snap.Scenario.Name)
 		return m, nil
-	case key.Matches(km, m.keys.Play):
+	case key.Matches(km, m.Keys.Play):
 		return m.togglePlay()
-	case key.Matches(km, m.keys.Next):
+	case key.Matches(km, m.Keys.Next):
 		return m.enqueue(op{kind: opNext})
-	case key.Matches(km, m.keys.Prev):
+	case key.Matches(km, m.Keys.Prev):
 		return m.enqueue(op{kind: opPrev})
-	case key.Matches(km, m.keys.TickNext):
+	case key.Matches(km, m.Keys.TickNext):
 		return m.enqueue(op{kind: opTickNext})
-	case key.Matches(km, m.keys.TickPrev):
+	case key.Matches(km, m.Keys.TickPrev):
 		return m.enqueue(op{kind: opTickPrev})
-	case key.Matches(km, m.keys.Start):
+	case key.Matches(km, m.Keys.Start):
 		return m.enqueue(op{kind: opStart})
-	case key.Matches(km, m.keys.End):
+	case key.Matches(km, m.Keys.End):
 		return m.enqueue(op{kind: opEnd})
-	case key.Matches(km, m.keys.Renewal):
+	case key.Matches(km, m.Keys.Renewal):
 		return m.enqueue(op{kind: opRenewal})
-	case key.Matches(km, m.keys.Fencing):
+	case key.Matches(km, m.Keys.Fencing):
 		return m.enqueue(op{kind: opFencing})
-	case key.Matches(km, m.keys.Export):
+	case key.Matches(km, m.Keys.Export):
 		return m.enqueue(op{kind: opExport})
-	case key.Matches(km, m.keys.Explore):
+	case key.Matches(km, m.Keys.Explore):
 		return m.openExplore()
-	case key.Matches(km, m.keys.Reconnect):
+	case key.Matches(km, m.Keys.Reconnect):
 		// Reconnecting is the way out of an error: drop what was queued.
 		m.queue = nil
 		return m.enqueue(op{kind: opReconnect})
-	case key.Matches(km, m.keys.WalkNext), key.Matches(km, m.keys.WalkPrev):
-		return m.walkKey(key.Matches(km, m.keys.WalkNext))
+	case key.Matches(km, m.Keys.WalkNext), key.Matches(km, m.Keys.WalkPrev):
+		return m.walkKey(key.Matches(km, m.Keys.WalkNext))
 	}
 	return m, nil
 }
@@ -450,7 +459,7 @@ func (m Model) key(km tea.KeyMsg) (tea.Model, tea.Cmd) {
 // enqueue starts o now, or after the running command when busy, so fast
 // key presses are all honoured in order and Update never waits.
 func (m Model) enqueue(o op) (tea.Model, tea.Cmd) {
-	if m.busy {
+	if m.Busy() {
 		if len(m.queue) < maxQueue {
 			m.queue = append(m.queue, o)
 		}
@@ -460,36 +469,36 @@ func (m Model) enqueue(o op) (tea.Model, tea.Cmd) {
 }
 
 func (m Model) start(o op) (Model, tea.Cmd) {
-	if m.ask != nil && m.ask.fact != "" {
-		m.ask = nil // the last answer was shown; the next step moves on
+	if m.Ask != nil && m.Ask.Fact != "" {
+		m.Ask = nil // the last answer was shown; the next step moves on
 	}
 	if held, ok := m.askBefore(o); ok {
 		return held, nil
 	}
-	m.busy, m.busyOp = true, o
-	env := opEnv{s: m.s, run: m.run, shown: m.snap, log: slices.Clone(m.log), asks: m.tally, exportDir: m.exportDir, now: m.now(), noColor: m.noColor()}
-	if m.replay != nil {
-		env.replay, env.home = true, m.replay.home
+	m.Running, m.busyOp = o.kind.String(), o
+	env := opEnv{s: m.s, run: m.run, shown: m.Snap, log: slices.Clone(m.log), asks: m.Tally, exportDir: m.exportDir, now: m.now(), noColor: m.noColor()}
+	if m.Replay != nil {
+		env.replay, env.home = true, m.home
 		if o.kind == opWalk {
-			env.walk = m.replay.walk[o.index-1]
+			env.walk = m.Replay.Walk[o.index-1]
 		}
 	}
 	return m, env.command(o)
 }
 
 func (m Model) togglePlay() (tea.Model, tea.Cmd) {
-	if m.playing {
-		m.playing = false
-		m.status = []text.Span{text.Plain("⏸ paused")}
+	if m.Playing {
+		m.Playing = false
+		m.Status = []text.Span{text.Plain("⏸ paused")}
 		return m, nil
 	}
-	if m.snap.view.Pos >= len(m.snap.log) {
-		m.status = []text.Span{text.Plain("Nothing left to play: g goes back to the start.")}
+	if m.Snap.View.Pos >= len(m.Snap.Log) {
+		m.Status = []text.Span{text.Plain("Nothing left to play: g goes back to the start.")}
 		return m, nil
 	}
-	m.playing = true
+	m.Playing = true
 	m.playGen++
-	m.status = []text.Span{text.Plain("▶ playing, one event every " + playEvery.String() + "; space pauses")}
+	m.Status = []text.Span{text.Plain("▶ playing, one event every " + playEvery.String() + "; space pauses")}
 	next, cmd := m.enqueue(op{kind: opNext})
 	return next, tea.Batch(cmd, m.playTick())
 }
@@ -500,15 +509,15 @@ func (m Model) playTick() tea.Cmd {
 }
 
 func (m Model) beat(msg playTickMsg) (tea.Model, tea.Cmd) {
-	if !m.playing || msg.gen != m.playGen {
+	if !m.Playing || msg.gen != m.playGen {
 		return m, nil
 	}
-	if m.snap.view.Pos >= len(m.snap.log) && len(m.queue) == 0 && !m.busy {
-		m.playing = false
-		m.status = []text.Span{text.Plain("■ played to the last event")}
+	if m.Snap.View.Pos >= len(m.Snap.Log) && len(m.queue) == 0 && !m.Busy() {
+		m.Playing = false
+		m.Status = []text.Span{text.Plain("■ played to the last event")}
 		return m, nil
 	}
-	if m.busy || len(m.queue) > 0 {
+	if m.Busy() || len(m.queue) > 0 {
 		// A slow step: wait for it rather than pile up more.
 		return m, m.playTick()
 	}
@@ -518,40 +527,38 @@ func (m Model) beat(msg playTickMsg) (tea.Model, tea.Cmd) {
 
 // done applies an engine command's result and starts the next queued one.
 func (m Model) done(d doneMsg) (tea.Model, tea.Cmd) {
-	m.busy = false
+	m.Running = ""
 	if d.err != nil {
 		if d.run != nil {
 			// A run was opened before the failure: it is the one on show.
 			m.run = d.run
-			if d.snap.sc != nil {
-				m.snap = d.snap
+			if d.snap.Scenario != nil {
+				m.Snap = d.snap
 			}
 		}
-		m.err = d.err
+		m.Failure = d.err
 		m.queue = nil
-		m.playing = false
-		if m.replay != nil {
+		m.Playing = false
+		if m.Replay != nil {
 			// Queued walks were dropped: the walk resumes from what is shown.
-			ri := *m.replay
-			ri.walkWant = ri.walkAt
-			m.replay = &ri
+			m.walkWant = m.Replay.WalkAt
 		}
 		return m, nil
 	}
 	if d.run != nil {
 		m.run = d.run
-		m.psql = psqlOf(d.run, m.s.provider)
+		m.Psql = psqlOf(d.run, m.s.provider)
 	}
-	if d.snap.sc != nil {
-		m.snap = d.snap
+	if d.snap.Scenario != nil {
+		m.Snap = d.snap
 	}
-	m.err = nil
-	m.status = nil
+	m.Failure = nil
+	m.Status = nil
 	m.lastTog = nil
 	if d.info != "" {
-		m.status = []text.Span{text.Plain(d.info)}
+		m.Status = []text.Span{text.Plain(d.info)}
 		if d.op.kind == opNext {
-			m.playing = false
+			m.Playing = false
 		}
 	}
 	if d.moved {
@@ -560,41 +567,41 @@ func (m Model) done(d doneMsg) (tea.Model, tea.Cmd) {
 	var roomCmds []tea.Cmd
 	if d.op.kind == opNext || d.op.kind == opPlayMove {
 		if m.reveal(d.step) {
-			a := m.ask
-			roomCmds = append(roomCmds, m.vote(questionKey(m.snap.sc.Name, a.t, a.ask.Question), a.ask.Choices[a.pick]))
+			a := m.Ask
+			roomCmds = append(roomCmds, m.vote(questionKey(m.Snap.Scenario.Name, a.T, a.Ask.Question), a.Ask.Choices[a.Pick]))
 		}
 	}
 	if d.moved {
 		roomCmds = append(roomCmds, m.afterMove())
 	}
-	if m.play.at >= len(m.snap.options) {
-		m.play.at = max(0, len(m.snap.options)-1)
+	if m.Play.At >= len(m.Snap.Options) {
+		m.Play.At = max(0, len(m.Snap.Options)-1)
 	}
 	switch d.op.kind {
 	case opRenewal, opFencing:
 		m.lastTog = d.change
-		m.status = m.changeStatus(d.change)
+		m.Status = m.changeStatus(d.change)
 	case opExport:
-		m.status = []text.Span{text.Styled(&m.st.Good, "✓ exported"), text.Plain(" " + exportedPaths(d.paths))}
+		m.Status = []text.Span{text.Styled(&m.Styles.Good, "✓ exported"), text.Plain(" " + exportedPaths(d.paths))}
 	case opReconnect:
-		m.status = []text.Span{text.Styled(&m.st.Good, "✓ reconnected"), text.Plain(fmt.Sprintf(" and replayed to t=%d", m.snap.view.Now))}
+		m.Status = []text.Span{text.Styled(&m.Styles.Good, "✓ reconnected"), text.Plain(fmt.Sprintf(" and replayed to t=%d", m.Snap.View.Now))}
 	case opOpen:
-		m.status = []text.Span{text.Plain("opened " + m.snap.sc.Name)}
+		m.Status = []text.Span{text.Plain("opened " + m.Snap.Scenario.Name)}
 		if d.info != "" {
-			m.status = append(m.status, text.Plain(" ("+d.info+")"))
+			m.Status = append(m.Status, text.Plain(" ("+d.info+")"))
 		}
 	case opWalk:
-		ri := *m.replay
-		ri.walkAt = d.op.index
-		m.replay = &ri
-		m.status = m.walkStatus(d.info)
+		ri := *m.Replay
+		ri.WalkAt = d.op.index
+		m.Replay = &ri
+		m.Status = m.walkStatus(d.info)
 	case opExplore:
-		m.explore.Grid = d.grid
-		if d.grid.Of(m.snap.sc, d.grid.Vary) {
+		m.Explore.Grid = d.grid
+		if d.grid.Of(m.Snap.Scenario, d.grid.Vary) {
 			m = m.showExplore()
 		}
 	case opJump:
-		m.status = []text.Span{text.Styled(&m.st.Changed, strings.Join(d.change.Lines, " · ")), text.Plain(fmt.Sprintf(" · replayed to t=%d", m.snap.view.Now))}
+		m.Status = []text.Span{text.Styled(&m.Styles.Changed, strings.Join(d.change.Lines, " · ")), text.Plain(fmt.Sprintf(" · replayed to t=%d", m.Snap.View.Now))}
 	}
 	var search tea.Cmd
 	m, search = m.searchGoals()
@@ -649,8 +656,8 @@ func (m *Model) record(d doneMsg) {
 }
 
 func (m Model) entry(kind string) transcript.PresenterEntry {
-	v := m.snap.view
-	return transcript.PresenterEntry{Kind: kind, Scenario: m.snap.sc.Name, T: v.Now, Pos: v.Pos, Knobs: v.Knobs}
+	v := m.Snap.View
+	return transcript.PresenterEntry{Kind: kind, Scenario: m.Snap.Scenario.Name, T: v.Now, Pos: v.Pos, Knobs: v.Knobs}
 }
 
 // changeStatus says what a toggle did: the knob, then what it changed.
@@ -661,16 +668,16 @@ func (m screen) changeStatus(ch *engine.Change) []text.Span {
 	var p []text.Span
 	switch {
 	case ch.From.Renewal != ch.To.Renewal:
-		p = append(p, text.Plain(fmt.Sprintf("r: renewal %s → ", ch.From.Renewal)), text.Styled(&m.st.Changed, ch.To.Renewal.Describe()))
+		p = append(p, text.Plain(fmt.Sprintf("r: renewal %s → ", ch.From.Renewal)), text.Styled(&m.Styles.Changed, ch.To.Renewal.Describe()))
 	case ch.From.Fencing != ch.To.Fencing:
-		p = append(p, text.Plain(fmt.Sprintf("f: fencing %s → ", ch.From.Fencing)), text.Styled(&m.st.Changed, ch.To.Fencing.Describe()))
+		p = append(p, text.Plain(fmt.Sprintf("f: fencing %s → ", ch.From.Fencing)), text.Styled(&m.Styles.Changed, ch.To.Fencing.Describe()))
 	}
-	p = append(p, text.Plain(fmt.Sprintf(" · same t=%d, other setting (not later in time): ", m.snap.view.Now)))
+	p = append(p, text.Plain(fmt.Sprintf(" · same t=%d, other setting (not later in time): ", m.Snap.View.Now)))
 	for i, l := range ch.Lines {
 		if i > 0 {
 			p = append(p, text.Plain(" · "))
 		}
-		p = append(p, text.Styled(&m.st.Changed, l))
+		p = append(p, text.Styled(&m.Styles.Changed, l))
 	}
 	return p
 }
@@ -701,20 +708,20 @@ func exportedPaths(paths []string) string {
 // playMenu is play mode: on, and the menu entry picked (the moves
 // enabled now are the snapshot's options).
 type playMenu struct {
-	on bool
-	at int
+	On bool
+	At int
 }
 
 // askPrompt is a predict-then-reveal question on screen: asked before its
 // step runs, answered after.
 type askPrompt struct {
-	ask scenario.Ask
-	// pick is the choice made (-1 while the question waits); right the
-	// choice that matches what really happened, once the step ran.
-	pick   int
-	answer string
-	fact   string
-	// then is the op the question holds back until a choice is made.
-	then op
-	t    int64
+	Ask scenario.Ask
+	// Pick is the choice made (-1 while the question waits); Answer the
+	// choice that matches what really happened, and Fact what did, once
+	// the step ran.
+	Pick   int
+	Answer string
+	Fact   string
+	// T is the time of the step the question is about.
+	T int64
 }

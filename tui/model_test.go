@@ -31,7 +31,7 @@ func at1075(t testing.TB, k scenario.Knobs, w, h int) Model {
 	t.Helper()
 	m := openModel(t, "renewal-race", k, w, h)
 	m = press(t, m, "right", "right", "right", "right", "right")
-	if got := m.snap.view.Now; got != 1075 {
+	if got := m.Snap.View.Now; got != 1075 {
 		t.Fatalf("after five steps t=%d, want 1075", got)
 	}
 	return m
@@ -39,7 +39,7 @@ func at1075(t testing.TB, k scenario.Knobs, w, h int) Model {
 
 func lastTag(t testing.TB, m Model) string {
 	t.Helper()
-	st := m.snap.last()
+	st := m.Snap.Last()
 	if st == nil {
 		t.Fatal("no step on screen")
 	}
@@ -56,18 +56,18 @@ func kinds(log []transcript.PresenterEntry) []string {
 
 func TestNextRunsTheNextEventOnTheServer(t *testing.T) {
 	m := openModel(t, "renewal-race", blindOff(), 120, 40)
-	if m.snap.view.Pos != 0 {
-		t.Fatalf("fresh model at pos %d", m.snap.view.Pos)
+	if m.Snap.View.Pos != 0 {
+		t.Fatalf("fresh model at pos %d", m.Snap.View.Pos)
 	}
 	m = press(t, m, "right")
-	if st := m.snap.last(); st == nil || st.Action != scenario.ActionSend {
+	if st := m.Snap.Last(); st == nil || st.Action != scenario.ActionSend {
 		t.Fatalf("→ ran %+v, want the heartbeat send", st)
 	}
 	m = press(t, m, "l", "l")
-	if m.run.Pos() != 3 || m.snap.view.Pos != 3 {
-		t.Fatalf("engine at %d, screen at %d; want 3 after three steps", m.run.Pos(), m.snap.view.Pos)
+	if m.run.Pos() != 3 || m.Snap.View.Pos != 3 {
+		t.Fatalf("engine at %d, screen at %d; want 3 after three steps", m.run.Pos(), m.Snap.View.Pos)
 	}
-	c := m.snap.view.Coordinator
+	c := m.Snap.View.Coordinator
 	if c == nil || c.Owner != "B" || c.Fence != 2 {
 		t.Fatalf("after the takeover the leases row is %+v, want B with fence 2", c)
 	}
@@ -100,8 +100,8 @@ func TestNextRunsTheNextEventOnTheServer(t *testing.T) {
 func TestNextPastTheEndSaysSo(t *testing.T) {
 	m := openModel(t, "control", blindOff(), 120, 40)
 	m = press(t, m, "right", "right", "right", "right")
-	if m.snap.view.Pos != 3 || m.err != nil {
-		t.Fatalf("pos %d err %v", m.snap.view.Pos, m.err)
+	if m.Snap.View.Pos != 3 || m.Failure != nil {
+		t.Fatalf("pos %d err %v", m.Snap.View.Pos, m.Failure)
 	}
 	if !strings.Contains(m.View(), "last event") {
 		t.Errorf("no word that the last event ran:\n%s", m.View())
@@ -111,18 +111,18 @@ func TestNextPastTheEndSaysSo(t *testing.T) {
 func TestPrevStepsBackByReplaying(t *testing.T) {
 	m := at1075(t, blindOff(), 120, 40)
 	m = press(t, m, "left")
-	if m.snap.view.Pos != 4 || m.snap.view.Now != 1070 || m.run.Pos() != 4 {
-		t.Fatalf("← went to pos %d t=%d (engine %d), want 4 at 1070", m.snap.view.Pos, m.snap.view.Now, m.run.Pos())
+	if m.Snap.View.Pos != 4 || m.Snap.View.Now != 1070 || m.run.Pos() != 4 {
+		t.Fatalf("← went to pos %d t=%d (engine %d), want 4 at 1070", m.Snap.View.Pos, m.Snap.View.Now, m.run.Pos())
 	}
 	m = press(t, m, "h")
-	if m.snap.view.Pos != 3 {
-		t.Fatalf("h went to pos %d, want 3", m.snap.view.Pos)
+	if m.Snap.View.Pos != 3 {
+		t.Fatalf("h went to pos %d, want 3", m.Snap.View.Pos)
 	}
 	// A tick to 1071 runs B's effect at 1070 too; from there ← lands on
 	// that effect, the last event run, before going further back.
 	m = press(t, m, ".", "left")
-	if m.snap.view.Pos != 4 || m.snap.view.Now != 1070 {
-		t.Fatalf("after . and ←: pos %d t=%d, want 4 at 1070", m.snap.view.Pos, m.snap.view.Now)
+	if m.Snap.View.Pos != 4 || m.Snap.View.Now != 1070 {
+		t.Fatalf("after . and ←: pos %d t=%d, want 4 at 1070", m.Snap.View.Pos, m.Snap.View.Now)
 	}
 	got := kinds(m.log)
 	want := []string{"step", "step", "step", "step", "step", "back", "back", "seek", "back"}
@@ -157,8 +157,8 @@ func TestRenewalToggleFlipsTheTagAt1075(t *testing.T) {
 			t.Errorf("screen lacks %q:\n%s", want, v)
 		}
 	}
-	if m.snap.view.Now != 1075 || m.snap.view.Pos != 5 {
-		t.Errorf("toggle moved the cursor to pos %d t=%d", m.snap.view.Pos, m.snap.view.Now)
+	if m.Snap.View.Now != 1075 || m.Snap.View.Pos != 5 {
+		t.Errorf("toggle moved the cursor to pos %d t=%d", m.Snap.View.Pos, m.Snap.View.Now)
 	}
 	m = press(t, m, "r")
 	if tag := lastTag(t, m); tag != "UPDATE 1" {
@@ -173,7 +173,7 @@ func TestRenewalToggleFlipsTheTagAt1075(t *testing.T) {
 func TestFencingCyclesAndSaysWhatChanged(t *testing.T) {
 	m := openModel(t, "renewal-race", blindOff(), 120, 40)
 	m = press(t, m, "G")
-	if o := m.snap.view.Outcome; o.Effects != 2 || o.Verdict != scenario.VerdictConflict {
+	if o := m.Snap.View.Outcome; o.Effects != 2 || o.Verdict != scenario.VerdictConflict {
 		t.Fatalf("blind/off at the end: %+v, want 2 effects / conflict", o)
 	}
 	if !strings.Contains(m.View(), "2 effects / CONFLICT") {
@@ -196,12 +196,12 @@ func TestFencingCyclesAndSaysWhatChanged(t *testing.T) {
 func TestStartAndEnd(t *testing.T) {
 	m := openModel(t, "renewal-race", blindOff(), 120, 40)
 	m = press(t, m, "G")
-	if m.snap.view.Pos != len(m.snap.sc.Events) || m.snap.view.Now != m.run.End() {
-		t.Fatalf("G: pos %d t=%d, want all events at %d", m.snap.view.Pos, m.snap.view.Now, m.run.End())
+	if m.Snap.View.Pos != len(m.Snap.Scenario.Events) || m.Snap.View.Now != m.run.End() {
+		t.Fatalf("G: pos %d t=%d, want all events at %d", m.Snap.View.Pos, m.Snap.View.Now, m.run.End())
 	}
 	m = press(t, m, "g")
-	if m.snap.view.Pos != 0 || m.snap.view.Now != m.run.Start() || m.run.Pos() != 0 {
-		t.Fatalf("g: pos %d t=%d, want 0 at %d", m.snap.view.Pos, m.snap.view.Now, m.run.Start())
+	if m.Snap.View.Pos != 0 || m.Snap.View.Now != m.run.Start() || m.run.Pos() != 0 {
+		t.Fatalf("g: pos %d t=%d, want 0 at %d", m.Snap.View.Pos, m.Snap.View.Now, m.run.Start())
 	}
 	if !strings.Contains(m.View(), "No statement yet") {
 		t.Errorf("start shows a statement:\n%s", m.View())
@@ -212,27 +212,27 @@ func TestTicksMoveOneLogicalTime(t *testing.T) {
 	m := openModel(t, "renewal-race", blindOff(), 120, 40)
 	start := m.run.Start()
 	m = press(t, m, ".", ".")
-	if m.snap.view.Now != start+2 || m.snap.view.Pos != 1 {
-		t.Fatalf(". .: t=%d pos %d, want t=%d with the send run", m.snap.view.Now, m.snap.view.Pos, start+2)
+	if m.Snap.View.Now != start+2 || m.Snap.View.Pos != 1 {
+		t.Fatalf(". .: t=%d pos %d, want t=%d with the send run", m.Snap.View.Now, m.Snap.View.Pos, start+2)
 	}
 	m = press(t, m, ",")
-	if m.snap.view.Now != start+1 {
-		t.Fatalf(",: t=%d, want %d", m.snap.view.Now, start+1)
+	if m.Snap.View.Now != start+1 {
+		t.Fatalf(",: t=%d, want %d", m.Snap.View.Now, start+1)
 	}
 	// Ticking through an event's time runs it.
-	for m.snap.view.Now < 1060 {
+	for m.Snap.View.Now < 1060 {
 		m = press(t, m, ".")
 	}
-	if m.snap.view.Pos != 2 {
-		t.Fatalf("at 1060 pos %d, want the expiry run", m.snap.view.Pos)
+	if m.Snap.View.Pos != 2 {
+		t.Fatalf("at 1060 pos %d, want the expiry run", m.Snap.View.Pos)
 	}
 }
 
 func TestPlayRunsToTheEndAndSpacePauses(t *testing.T) {
 	m := openModel(t, "renewal-race", blindOff(), 120, 40)
 	m = press(t, m, " ")
-	if m.snap.view.Pos != len(m.snap.sc.Events) || m.playing {
-		t.Fatalf("play ended at pos %d playing=%v", m.snap.view.Pos, m.playing)
+	if m.Snap.View.Pos != len(m.Snap.Scenario.Events) || m.Playing {
+		t.Fatalf("play ended at pos %d playing=%v", m.Snap.View.Pos, m.Playing)
 	}
 	if !strings.Contains(m.View(), "played to the last event") {
 		t.Errorf("no word that play ended:\n%s", m.View())
@@ -242,20 +242,20 @@ func TestPlayRunsToTheEndAndSpacePauses(t *testing.T) {
 	m = press(t, m, "g")
 	m.every = func(d time.Duration, f func(time.Time) tea.Msg) tea.Cmd { return nil }
 	m = press(t, m, " ")
-	if !m.playing || m.snap.view.Pos != 1 {
-		t.Fatalf("space: playing=%v pos %d", m.playing, m.snap.view.Pos)
+	if !m.Playing || m.Snap.View.Pos != 1 {
+		t.Fatalf("space: playing=%v pos %d", m.Playing, m.Snap.View.Pos)
 	}
 	if !strings.Contains(m.View(), "▶ playing") {
 		t.Errorf("no play mark:\n%s", m.View())
 	}
 	m = press(t, m, " ")
-	if m.playing {
+	if m.Playing {
 		t.Fatal("second space did not pause")
 	}
 	// A beat from the paused play does nothing.
 	m = send(t, m, playTickMsg{gen: m.playGen})
-	if m.snap.view.Pos != 1 {
-		t.Fatalf("paused play still stepped to %d", m.snap.view.Pos)
+	if m.Snap.View.Pos != 1 {
+		t.Fatalf("paused play still stepped to %d", m.Snap.View.Pos)
 	}
 }
 
@@ -264,7 +264,7 @@ func TestScenarioChooserSwitchesScenario(t *testing.T) {
 	old := m.run
 	oldSchema := old.Schema()
 	m = press(t, m, "s")
-	if !m.chooser.open {
+	if !m.Chooser.Open {
 		t.Fatal("s did not open the chooser")
 	}
 	v := m.View()
@@ -274,21 +274,21 @@ func TestScenarioChooserSwitchesScenario(t *testing.T) {
 		}
 	}
 	m = press(t, m, "esc")
-	if m.chooser.open || m.run != old {
+	if m.Chooser.Open || m.run != old {
 		t.Fatal("esc did not just close the chooser")
 	}
 	m = press(t, m, "s", "down", "down", "up", "enter")
-	if m.chooser.open {
+	if m.Chooser.Open {
 		t.Fatal("enter left the chooser open")
 	}
-	if m.snap.sc.Name != "control" || m.run == old || m.run.Scenario().Name != "control" {
-		t.Fatalf("switched to %s", m.snap.sc.Name)
+	if m.Snap.Scenario.Name != "control" || m.run == old || m.run.Scenario().Name != "control" {
+		t.Fatalf("switched to %s", m.Snap.Scenario.Name)
 	}
 	if k := m.run.Knobs(); k != knobs(scenario.RenewalCompare, scenario.FencingMonotonic) {
 		t.Errorf("knobs not kept: %v", k)
 	}
 	m = press(t, m, "right", "right")
-	if c := m.snap.view.Coordinator; c == nil || c.ExpiresAt != 1090 {
+	if c := m.Snap.View.Coordinator; c == nil || c.ExpiresAt != 1090 {
 		t.Errorf("control after the heartbeat: %+v, want expires 1090", c)
 	}
 	// The replaced run's schema is gone from the server.
@@ -312,8 +312,8 @@ func TestScenarioChooserSwitchesScenario(t *testing.T) {
 func TestExportWritesJSONAndMarkdown(t *testing.T) {
 	m := at1075(t, blindOff(), 120, 40)
 	m = press(t, m, "r", "e")
-	if m.err != nil {
-		t.Fatal(m.err)
+	if m.Failure != nil {
+		t.Fatal(m.Failure)
 	}
 	base := filepath.Join(m.exportDir, "leaserace-renewal-race-20260314-150926")
 	v := m.View()
@@ -392,11 +392,11 @@ func TestHelpToggles(t *testing.T) {
 		t.Fatal("short help already lists reconnect")
 	}
 	m = press(t, m, "?")
-	if !m.help.ShowAll || !strings.Contains(m.View(), "reconnect") {
+	if !m.Help.ShowAll || !strings.Contains(m.View(), "reconnect") {
 		t.Fatalf("? did not show full help:\n%s", m.View())
 	}
 	m = press(t, m, "?")
-	if m.help.ShowAll {
+	if m.Help.ShowAll {
 		t.Fatal("second ? did not hide full help")
 	}
 }
@@ -417,8 +417,8 @@ func TestFullHelpAtEightyByTwentyFour(t *testing.T) {
 func TestKeysArrivingTogetherAreEachHonoured(t *testing.T) {
 	m := openModel(t, "renewal-race", blindOff(), 120, 40)
 	m = send(t, m, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("ll?")})
-	if m.snap.view.Pos != 2 || !m.help.ShowAll {
-		t.Fatalf("\"ll?\": pos %d, full help %v", m.snap.view.Pos, m.help.ShowAll)
+	if m.Snap.View.Pos != 2 || !m.Help.ShowAll {
+		t.Fatalf("\"ll?\": pos %d, full help %v", m.Snap.View.Pos, m.Help.ShowAll)
 	}
 	m = send(t, m, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("lq")})
 	if !m.quitting {
@@ -439,11 +439,11 @@ func TestReconnectAfterTheServerDroppedUs(t *testing.T) {
 		t.Fatal(err)
 	}
 	m = press(t, m, "right")
-	if m.err == nil {
+	if m.Failure == nil {
 		t.Fatal("a step on a dropped connection did not fail")
 	}
-	if m.snap.view.Pos != 5 {
-		t.Fatalf("the failed step changed what is shown: pos %d", m.snap.view.Pos)
+	if m.Snap.View.Pos != 5 {
+		t.Fatalf("the failed step changed what is shown: pos %d", m.Snap.View.Pos)
 	}
 	v := m.View()
 	if !strings.Contains(v, "PostgreSQL went away") || !strings.Contains(v, "R reconnects") {
@@ -474,25 +474,25 @@ func TestReconnectAfterTheServerDroppedUs(t *testing.T) {
 		t.Fatalf("the last exported step is %s at %d, want UPDATE 1 at 1075", last.Tag, last.T)
 	}
 	m = press(t, m, "R")
-	if m.err != nil {
-		t.Fatalf("reconnect: %v", m.err)
+	if m.Failure != nil {
+		t.Fatalf("reconnect: %v", m.Failure)
 	}
-	if m.snap.view.Pos != 5 || m.snap.view.Now != 1075 || lastTag(t, m) != "UPDATE 1" {
-		t.Fatalf("after R: pos %d t=%d", m.snap.view.Pos, m.snap.view.Now)
+	if m.Snap.View.Pos != 5 || m.Snap.View.Now != 1075 || lastTag(t, m) != "UPDATE 1" {
+		t.Fatalf("after R: pos %d t=%d", m.Snap.View.Pos, m.Snap.View.Now)
 	}
 	if strings.Contains(m.View(), "went away") {
 		t.Error("the error is still shown after reconnecting")
 	}
 	_ = before
 	m = press(t, m, "right")
-	if m.err != nil || m.snap.view.Pos != 6 {
-		t.Fatalf("step after reconnect: pos %d err %v", m.snap.view.Pos, m.err)
+	if m.Failure != nil || m.Snap.View.Pos != 6 {
+		t.Fatalf("step after reconnect: pos %d err %v", m.Snap.View.Pos, m.Failure)
 	}
 }
 
 func TestPanicInAStepIsShownNotFatal(t *testing.T) {
 	m := at1075(t, blindOff(), 120, 40)
-	env := opEnv{s: m.s, run: m.run, shown: m.snap}
+	env := opEnv{s: m.s, run: m.run, shown: m.Snap}
 	msg := env.exec(op{kind: opNext}, func(context.Context) doneMsg { panic("boom") })()
 	d, ok := msg.(doneMsg)
 	if !ok || d.err == nil {
@@ -503,7 +503,7 @@ func TestPanicInAStepIsShownNotFatal(t *testing.T) {
 	if !strings.Contains(v, "boom") || !strings.Contains(v, "UPDATE 1") {
 		t.Errorf("panic not reported in place:\n%s", v)
 	}
-	if m.busy {
+	if m.Busy() {
 		t.Error("still busy after the panic")
 	}
 }
@@ -512,7 +512,7 @@ func TestKeysWhileBusyAreQueued(t *testing.T) {
 	m := openModel(t, "renewal-race", blindOff(), 120, 40)
 	nm, cmd1 := m.Update(keyMsg("right"))
 	m = nm.(Model)
-	if !m.busy || cmd1 == nil {
+	if !m.Busy() || cmd1 == nil {
 		t.Fatal("→ did not start a command")
 	}
 	if !strings.Contains(m.View(), "● running") {
@@ -526,8 +526,8 @@ func TestKeysWhileBusyAreQueued(t *testing.T) {
 	for _, msg := range runCmd(cmd1) {
 		m = send(t, m, msg)
 	}
-	if m.snap.view.Pos != 2 || m.busy {
-		t.Fatalf("queued step lost: pos %d busy %v", m.snap.view.Pos, m.busy)
+	if m.Snap.View.Pos != 2 || m.Busy() {
+		t.Fatalf("queued step lost: pos %d busy %v", m.Snap.View.Pos, m.Busy())
 	}
 }
 
@@ -557,7 +557,7 @@ func TestLostServerWording(t *testing.T) {
 		{fmt.Errorf("step 2: %w", context.DeadlineExceeded), "PostgreSQL went away"},
 		{&resource.CallError{URL: "http://127.0.0.1:1", What: "write", Message: "refused", Err: syscall.ECONNREFUSED}, "The resource stopped answering"},
 	} {
-		m.err = tc.err
+		m.Failure = tc.err
 		if got := strings.Join(m.statusLines(100), " "); !strings.Contains(got, tc.want) {
 			t.Errorf("%v: status %q, want %q", tc.err, got, tc.want)
 		}

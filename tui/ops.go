@@ -222,8 +222,8 @@ func (e opEnv) reconnect(ctx context.Context, r *engine.Run) doneMsg {
 	if err := r.Reconnect(ctx); err != nil {
 		return doneMsg{err: err}
 	}
-	pos, now := e.shown.view.Pos, e.shown.view.Now
-	if e.shown.sc != r.Scenario() {
+	pos, now := e.shown.View.Pos, e.shown.View.Now
+	if e.shown.Scenario != r.Scenario() {
 		return doneMsg{snap: takeSnapshot(r), moved: true}
 	}
 	if r.Pos() != pos || r.Now() != now {
@@ -271,7 +271,7 @@ func (e opEnv) follow(ctx context.Context, l room.Lead) doneMsg {
 // open starts the named scenario on the same server with the same knobs
 // and, once it is ready, closes the run it replaces.
 func (e opEnv) open(ctx context.Context, name string) doneMsg {
-	k := e.shown.view.Knobs
+	k := e.shown.View.Knobs
 	if e.run != nil {
 		k = e.run.Knobs()
 	}

@@ -38,13 +38,13 @@ func layoutParas(ps []para, w int) []string {
 // inside, with the first title that fits in the top edge. Lines must
 // already fit in w-4 cells.
 func (m screen) box(titles []string, lines []string, w, h int) []string {
-	bs := &m.st.Border
+	bs := &m.Styles.Border
 	inner := max(0, w-4)
 	top := text.Render(bs, "╭─")
 	used := 3 // ╭─ and ╮
 	for _, t := range titles {
 		if tw := text.Width(t) + 2; used+tw <= w {
-			top += " " + m.st.PaneHead.Render(t) + " "
+			top += " " + m.Styles.PaneHead.Render(t) + " "
 			used += tw
 			break
 		}
@@ -87,7 +87,7 @@ func (m screen) panes(w int, l layout) []string {
 		return text.HJoin("", widths, blocks...)
 	}
 	// Without borders: a heading per column and a rule between columns.
-	sep := " " + text.Render(&m.st.Border, "│") + " "
+	sep := " " + text.Render(&m.Styles.Border, "│") + " "
 	pw := (w - 2*3) / n
 	widths := []int{pw, pw, w - 2*3 - 2*pw}
 	heads := []string{"Coordinator", "In flight", "Resource"}
@@ -100,7 +100,7 @@ func (m screen) panes(w int, l layout) []string {
 		if l.paneMax > 0 {
 			b = text.Clip(b, l.paneMax)
 		}
-		blocks[i] = append([]string{m.st.PaneHead.Render(heads[i])}, b...)
+		blocks[i] = append([]string{m.Styles.PaneHead.Render(heads[i])}, b...)
 	}
 	return text.HJoin(sep, widths, blocks...)
 }
@@ -108,10 +108,10 @@ func (m screen) panes(w int, l layout) []string {
 // coordinatorLines is the leases row after the step, with the fields the
 // step changed highlighted and a fence that went down called a regression.
 func (m screen) coordinatorLines(w int, roomy bool) []string {
-	st, s := m.st, m.snap
-	cur := s.view.Coordinator
+	st, s := m.Styles, m.Snap
+	cur := s.View.Coordinator
 	var prev *scenario.Lease
-	changedAny := s.view.Pos > 0
+	changedAny := s.View.Pos > 0
 	if changedAny {
 		prev = s.prevCoordinator()
 	}
@@ -120,7 +120,7 @@ func (m screen) coordinatorLines(w int, roomy bool) []string {
 		if prev != nil {
 			ps = append(ps, p(text.Styled(&st.Warn, "⚠ the row is gone")))
 		}
-		if s.sc.Initial == nil && !hasAction(s.sc, scenario.ActionAcquire) {
+		if s.Scenario.Initial == nil && !hasAction(s.Scenario, scenario.ActionAcquire) {
 			ps = append(ps, p(text.Styled(&st.Faint, "this scenario writes to the resource directly; no lease is involved")))
 		}
 		return layoutParas(ps, w)
@@ -139,11 +139,11 @@ func (m screen) coordinatorLines(w int, roomy bool) []string {
 	}
 	var ps []para
 	if roomy {
-		ps = append(ps, p(text.Styled(&st.Faint, "leases row '"+s.sc.Lease+"'")))
+		ps = append(ps, p(text.Styled(&st.Faint, "leases row '"+s.Scenario.Lease+"'")))
 	}
 	for i, v := range vals {
 		sp := changed(m, v.now, v.was, prev != nil)
-		if i == 3 && cur.ExpiresAt <= s.view.Now {
+		if i == 3 && cur.ExpiresAt <= s.View.Now {
 			// Expiry is relative to the cursor, so say it in words.
 			sp = append(sp, text.Styled(&st.Warn, " ⚠ expired"))
 		}
@@ -159,9 +159,9 @@ func (m screen) coordinatorLines(w int, roomy bool) []string {
 // step changed it.
 func changed(m screen, now, was string, known bool) []text.Span {
 	if !known || now == was {
-		return []text.Span{text.Styled(&m.st.Value, now)}
+		return []text.Span{text.Styled(&m.Styles.Value, now)}
 	}
-	return []text.Span{text.Styled(&m.st.Changed, now), text.Styled(&m.st.Faint, " (was "+was+")")}
+	return []text.Span{text.Styled(&m.Styles.Changed, now), text.Styled(&m.Styles.Faint, " (was "+was+")")}
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
@@ -178,9 +178,9 @@ func hasAction(sc *scenario.Scenario, a scenario.Action) bool {
 // flightLines lists heartbeats on the network and whether each still
 // carries the current epoch.
 func (m screen) flightLines(w int) []string {
-	st, s := m.st, m.snap
+	st, s := m.Styles, m.Snap
 	var ps []para
-	for _, msg := range s.view.InFlight {
+	for _, msg := range s.View.InFlight {
 		ps = append(ps, p(text.Styled(&st.Title, msg.ID), text.Plain(" from "+msg.From)))
 		due := fmt.Sprintf("sent %d, due %d", msg.Sent, msg.Due)
 		if msg.Due < 0 {
@@ -198,7 +198,7 @@ func (m screen) flightLines(w int) []string {
 	if len(ps) == 0 {
 		ps = append(ps, p(text.Styled(&st.Faint, "nothing in flight")))
 	}
-	if last := s.last(); last != nil && last.Action == scenario.ActionDeliver && last.Heartbeat != "" {
+	if last := s.Last(); last != nil && last.Action == scenario.ActionDeliver && last.Heartbeat != "" {
 		what := "refused"
 		if last.Rows > 0 {
 			what = "applied"
@@ -213,11 +213,11 @@ func (m screen) flightLines(w int) []string {
 // With limit > 0 it keeps to that many lines by dropping the oldest
 // effects first, so the verdict is the last thing to go.
 func (m screen) resourceLines(w int, roomy bool, limit int) []string {
-	st, s := m.st, m.snap
-	res := s.view.Resource
+	st, s := m.Styles, m.Snap
+	res := s.View.Resource
 	lw := 7
 	var ps []para
-	known := s.view.Pos > 0
+	known := s.View.Pos > 0
 	wasEpoch, wasValue := s.prevResource()
 	ps = append(ps, field("epoch", lw, changed(m, itoa(res.Epoch), itoa(wasEpoch), known)...))
 	value := changed(m, valueText(res.Value), valueText(wasValue), known)
@@ -241,7 +241,7 @@ func (m screen) resourceLines(w int, roomy bool, limit int) []string {
 	ps = nil
 	// Tokens from a lease are fences; direct writes carry bare epochs.
 	token := "fence"
-	if s.sc.Initial == nil && !hasAction(s.sc, scenario.ActionAcquire) {
+	if s.Scenario.Initial == nil && !hasAction(s.Scenario, scenario.ActionAcquire) {
 		token = "epoch"
 	}
 	for _, e := range res.Effects {
@@ -268,7 +268,7 @@ func (m screen) resourceLines(w int, roomy bool, limit int) []string {
 			effects = append(effects, text.Wrap([]text.Span{text.Styled(&st.Value, "✓"), text.Plain(what + " accepted")}, w, "", "   "))
 		}
 	}
-	o := s.view.Outcome
+	o := s.View.Outcome
 	noun := "effects"
 	if o.Effects == 1 {
 		noun = "effect"
@@ -337,8 +337,8 @@ func valueText(v json.RawMessage) string {
 // sqlSection is the statement the last step ran, its arguments and the
 // server's command tag, with zero rows explained.
 func (m screen) sqlSection(w int, l layout) []string {
-	st, s := m.st, m.snap
-	last := s.last()
+	st, s := m.Styles, m.Snap
+	last := s.Last()
 	inner := w
 	if l.boxes {
 		inner = w - 4
@@ -348,7 +348,7 @@ func (m screen) sqlSection(w int, l layout) []string {
 	if last == nil {
 		head = "SQL"
 		first := "No statement yet: → runs the first event against PostgreSQL."
-		if m.replay != nil {
+		if m.Replay != nil {
 			first = "No statement yet: → shows the first recorded event and what PostgreSQL answered."
 		}
 		ps = append(ps, p(text.Styled(&st.Faint, first)))
@@ -384,7 +384,7 @@ func stepLabel(s transcript.Step) string {
 }
 
 func (m screen) sqlParas(s transcript.Step) []para {
-	st := m.st
+	st := m.Styles
 	if s.SQL == "" {
 		why := "nothing reached PostgreSQL at this step"
 		switch s.Action {
@@ -468,10 +468,10 @@ func jsonArgText(v any) string {
 // narration is the last step's note, or the scenario's description before
 // the first step.
 func (m screen) narration(w int, l layout) []string {
-	s := m.snap
-	note := strings.TrimSpace(s.sc.Description)
+	s := m.Snap
+	note := strings.TrimSpace(s.Scenario.Description)
 	head := "What happens"
-	if last := s.last(); last != nil {
+	if last := s.Last(); last != nil {
 		note, head = strings.TrimSpace(last.Note), "What just happened"
 	}
 	if note == "" {

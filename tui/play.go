@@ -19,45 +19,45 @@ import (
 
 // togglePlayMode switches play mode on or off.
 func (m Model) togglePlayMode() (tea.Model, tea.Cmd) {
-	if !m.snap.live {
-		m.status = []text.Span{text.Plain("Play mode needs a live PostgreSQL run: a replay can only show what was recorded.")}
+	if !m.Snap.Live {
+		m.Status = []text.Span{text.Plain("Play mode needs a live PostgreSQL run: a replay can only show what was recorded.")}
 		return m, nil
 	}
-	m.playing = false
-	m.play.on = !m.play.on
-	m.play.at = 0
-	if m.play.on {
-		m.status = []text.Span{text.Plain("Play mode: ↑/↓ choose a move, enter or 1–9 plays it, ← steps back to choose differently, p leaves.")}
+	m.Playing = false
+	m.Play.On = !m.Play.On
+	m.Play.At = 0
+	if m.Play.On {
+		m.Status = []text.Span{text.Plain("Play mode: ↑/↓ choose a move, enter or 1–9 plays it, ← steps back to choose differently, p leaves.")}
 		return m.searchGoals()
 	}
-	m.status = []text.Span{text.Plain("Play mode off: → steps through the log as it stands.")}
+	m.Status = []text.Span{text.Plain("Play mode off: → steps through the log as it stands.")}
 	return m, nil
 }
 
 // playKey handles a key in play mode; ok is false for keys it leaves to
 // the ordinary bindings.
 func (m Model) playKey(km tea.KeyMsg) (tea.Model, tea.Cmd, bool) {
-	opts := m.snap.options
+	opts := m.Snap.Options
 	switch {
-	case key.Matches(km, m.keys.MenuUp):
-		if m.play.at > 0 {
-			m.play.at--
+	case key.Matches(km, m.Keys.MenuUp):
+		if m.Play.At > 0 {
+			m.Play.At--
 		}
 		return m, nil, true
-	case key.Matches(km, m.keys.MenuDown):
-		if m.play.at < len(opts)-1 {
-			m.play.at++
+	case key.Matches(km, m.Keys.MenuDown):
+		if m.Play.At < len(opts)-1 {
+			m.Play.At++
 		}
 		return m, nil, true
-	case key.Matches(km, m.keys.Choose):
-		if m.play.at < len(opts) {
-			next, cmd := m.enqueue(op{kind: opPlayMove, move: opts[m.play.at].Move})
+	case key.Matches(km, m.Keys.Choose):
+		if m.Play.At < len(opts) {
+			next, cmd := m.enqueue(op{kind: opPlayMove, move: opts[m.Play.At].Move})
 			return next, cmd, true
 		}
 		return m, nil, true
 	}
 	if n, err := strconv.Atoi(km.String()); err == nil && n >= 1 && n <= min(9, len(opts)) {
-		m.play.at = n - 1
+		m.Play.At = n - 1
 		next, cmd := m.enqueue(op{kind: opPlayMove, move: opts[n-1].Move})
 		return next, cmd, true
 	}
@@ -67,85 +67,85 @@ func (m Model) playKey(km tea.KeyMsg) (tea.Model, tea.Cmd, bool) {
 // askBefore holds o back behind the scenario's question, when the move o
 // would make asks one and questions are on.
 func (m Model) askBefore(o op) (Model, bool) {
-	if m.noAsk || o.asked || m.ask != nil && m.ask.pick < 0 {
+	if m.noAsk || o.asked || m.Ask != nil && m.Ask.Pick < 0 {
 		return m, false
 	}
-	pos := m.snap.view.Pos
+	pos := m.Snap.View.Pos
 	var mv scenario.Move
 	switch {
 	case o.kind == opPlayMove:
 		mv = o.move
-	case o.kind == opNext && pos < len(m.snap.log):
-		mv = m.snap.log[pos]
+	case o.kind == opNext && pos < len(m.Snap.Log):
+		mv = m.Snap.Log[pos]
 	default:
 		return m, false
 	}
-	a := world.AskFor(m.snap.sc, m.snap.log[:pos], mv)
+	a := world.AskFor(m.Snap.Scenario, m.Snap.Log[:pos], mv)
 	if a == nil {
 		return m, false
 	}
-	m.ask = &askPrompt{ask: *a, pick: -1, then: o, t: mv.T}
-	m.playing = false
+	m.Ask, m.held = &askPrompt{Ask: *a, Pick: -1, T: mv.T}, o
+	m.Playing = false
 	return m, true
 }
 
 // answerKey takes a choice for the question on screen and runs the move
 // it held back.
 func (m Model) answerKey(km tea.KeyMsg) (tea.Model, tea.Cmd, bool) {
-	a := m.ask
-	if a == nil || a.pick >= 0 {
+	a := m.Ask
+	if a == nil || a.Pick >= 0 {
 		return m, nil, false
 	}
-	if key.Matches(km, m.keys.Skip) {
-		held := a.then
+	if key.Matches(km, m.Keys.Skip) {
+		held := m.held
 		held.asked = true
-		m.ask = nil
+		m.Ask = nil
 		next, cmd := m.start(held)
 		return next, cmd, true
 	}
 	n, err := strconv.Atoi(km.String())
-	if err != nil || n < 1 || n > len(a.ask.Choices) {
+	if err != nil || n < 1 || n > len(a.Ask.Choices) {
 		// Only a choice (or esc) moves on; quitting still works.
-		return m, nil, !key.Matches(km, m.keys.Quit)
+		return m, nil, !key.Matches(km, m.Keys.Quit)
 	}
 	c := *a
-	c.pick = n - 1
-	c.then.asked = true
-	m.ask = &c
-	next, cmd := m.start(c.then)
+	c.Pick = n - 1
+	m.held.asked = true
+	m.Ask = &c
+	next, cmd := m.start(m.held)
 	return next, cmd, true
 }
 
 // reveal judges the answer once the held move ran, from the step's real
 // result; it reports whether there was an answer to judge.
 func (m *Model) reveal(st *transcript.Step) bool {
-	a := m.ask
-	if a == nil || a.pick < 0 || a.fact != "" || st == nil {
+	a := m.Ask
+	if a == nil || a.Pick < 0 || a.Fact != "" || st == nil {
 		return false
 	}
 	c := *a
-	c.fact = world.Fact(c.ask.About, *st, m.snap.sc.Resource.Epoch)
-	if c.fact == "" {
-		c.fact = "(nothing: the step made no call)"
+	c.Fact = world.Fact(c.Ask.About, *st, m.Snap.Scenario.Resource.Epoch)
+	if c.Fact == "" {
+		c.Fact = "(nothing: the step made no call)"
 	}
-	c.answer, _ = c.ask.Right(c.fact)
-	right := c.answer != "" && c.ask.Choices[c.pick] == c.answer
-	m.ask = &c
-	m.tally.Asked++
+	c.Answer, _ = c.Ask.Right(c.Fact)
+	right := c.Answer != "" && c.Ask.Choices[c.Pick] == c.Answer
+	m.Ask = &c
+	m.Tally.Asked++
 	if right {
-		m.tally.Right++
+		m.Tally.Right++
 	}
-	m.tally.Answers = append(m.tally.Answers, transcript.AskAnswer{
-		T: st.T, Question: c.ask.Question, Chose: c.ask.Choices[c.pick], Answer: c.fact, Right: right,
+	m.Tally.Answers = append(m.Tally.Answers, transcript.AskAnswer{
+		T: st.T, Question: c.Ask.Question, Chose: c.Ask.Choices[c.Pick], Answer: c.Fact, Right: right,
 	})
 	return true
 }
 
 // playLines is play mode's menu: the moves enabled now, in words.
 func (m screen) playLines(w int) []string {
-	st := m.st
-	opts := m.snap.options
-	head := []text.Span{text.Styled(&st.Title, "Your move"), text.Plain(fmt.Sprintf(" at t=%d", m.snap.view.Now))}
+	st := m.Styles
+	opts := m.Snap.Options
+	head := []text.Span{text.Styled(&st.Title, "Your move"), text.Plain(fmt.Sprintf(" at t=%d", m.Snap.View.Now))}
 	if len(opts) == 0 {
 		head = append(head, text.Plain(": nothing can happen any more. ← steps back to choose differently."))
 		return text.Wrap(head, w, "", "  ")
@@ -157,7 +157,7 @@ func (m screen) playLines(w int) []string {
 			num = strconv.Itoa(i+1) + " "
 		}
 		first, ink := "  ", &st.Value
-		if i == m.play.at {
+		if i == m.Play.At {
 			first, ink = "▶ ", &st.Selected
 		}
 		line := []text.Span{text.Styled(ink, num), text.Plain(o.Words)}
@@ -172,10 +172,10 @@ func (m screen) playLines(w int) []string {
 // goalLines is the goal panel: each goal, reached or not, and the moves
 // the path on screen used to reach it.
 func (m screen) goalLines(w int) []string {
-	st := m.st
+	st := m.Styles
 	var out []string
-	out = append(out, text.Wrap([]text.Span{text.Styled(&st.Title, "Goals"), text.Plain(" under " + m.snap.view.Knobs.String())}, w, "", "  ")...)
-	for _, g := range m.snap.goals {
+	out = append(out, text.Wrap([]text.Span{text.Styled(&st.Title, "Goals"), text.Plain(" under " + m.Snap.View.Knobs.String())}, w, "", "  ")...)
+	for _, g := range m.Snap.Goals {
 		var p []text.Span
 		reach, res, searched := m.goalReach(g.Goal.ID)
 		par := ""
@@ -186,7 +186,7 @@ func (m screen) goalLines(w int) []string {
 		case g.Reached:
 			p = append(p, text.Styled(&st.Good, "✓ "), text.Plain(g.Goal.Text), text.Styled(&st.Good, fmt.Sprintf(" — reached in %d moves%s", g.Moves, par)))
 		case searched && !reach.Reachable():
-			p = append(p, text.Styled(&st.Faint, "✗ "), text.Plain(g.Goal.Text), text.Styled(&st.Faint, fmt.Sprintf(" — impossible under %s + %s: 0 of %s runs", m.snap.view.Knobs.Renewal.Describe(), m.snap.view.Knobs.Fencing, res.Runs)))
+			p = append(p, text.Styled(&st.Faint, "✗ "), text.Plain(g.Goal.Text), text.Styled(&st.Faint, fmt.Sprintf(" — impossible under %s + %s: 0 of %s runs", m.Snap.View.Knobs.Renewal.Describe(), m.Snap.View.Knobs.Fencing, res.Runs)))
 		case searched:
 			p = append(p, text.Styled(&st.Faint, "· "), text.Plain(g.Goal.Text), text.Styled(&st.Faint, fmt.Sprintf(" — par %d; %s of %s runs reach it", reach.Par, reach.Runs, res.Runs)))
 		default:
@@ -195,10 +195,10 @@ func (m screen) goalLines(w int) []string {
 		out = append(out, text.Wrap(p, w, "", "  ")...)
 	}
 	switch {
-	case m.search != nil && m.search.running:
+	case m.Search != nil && m.Search.Running:
 		out = append(out, text.Wrap([]text.Span{text.Styled(&st.Faint, "  exploring every schedule on the server for par…")}, w, "", "  ")...)
-	case m.search != nil && m.search.err != nil:
-		out = append(out, text.Wrap([]text.Span{text.Styled(&st.Warn, "  par unknown: "), text.Plain(m.search.err.Error())}, w, "", "  ")...)
+	case m.Search != nil && m.Search.Err != nil:
+		out = append(out, text.Wrap([]text.Span{text.Styled(&st.Warn, "  par unknown: "), text.Plain(m.Search.Err.Error())}, w, "", "  ")...)
 	}
 	return out
 }
@@ -206,14 +206,14 @@ func (m screen) goalLines(w int) []string {
 // askLines is the question on screen: its choices while it waits, then
 // whether the choice was right and what really happened.
 func (m screen) askLines(w int) []string {
-	a, st := m.ask, m.st
+	a, st := m.Ask, m.Styles
 	if a == nil {
 		return nil
 	}
-	out := text.Wrap([]text.Span{text.Styled(&st.Title, "Predict"), text.Plain(fmt.Sprintf(" (t=%d): ", a.t)), text.Plain(a.ask.Question)}, w, "", "  ")
-	if a.pick < 0 {
+	out := text.Wrap([]text.Span{text.Styled(&st.Title, "Predict"), text.Plain(fmt.Sprintf(" (t=%d): ", a.T)), text.Plain(a.Ask.Question)}, w, "", "  ")
+	if a.Pick < 0 {
 		var p []text.Span
-		for i, c := range a.ask.Choices {
+		for i, c := range a.Ask.Choices {
 			if i > 0 {
 				p = append(p, text.Plain(" · "))
 			}
@@ -222,16 +222,16 @@ func (m screen) askLines(w int) []string {
 		p = append(p, text.Styled(&st.Faint, " · esc skips the question"))
 		return append(out, text.Wrap(p, w, "  ", "  ")...)
 	}
-	if a.fact == "" {
-		return append(out, text.Wrap([]text.Span{text.Plain("You said " + a.ask.Choices[a.pick] + ". Running the step…")}, w, "  ", "  ")...)
+	if a.Fact == "" {
+		return append(out, text.Wrap([]text.Span{text.Plain("You said " + a.Ask.Choices[a.Pick] + ". Running the step…")}, w, "  ", "  ")...)
 	}
-	chose := a.ask.Choices[a.pick]
+	chose := a.Ask.Choices[a.Pick]
 	var p []text.Span
 	switch {
-	case a.answer == chose:
-		p = []text.Span{text.Styled(&st.Good, "✓ Right: "), text.Plain(fmt.Sprintf("%s — %s.", chose, factWords(a.ask.About, a.fact)))}
+	case a.Answer == chose:
+		p = []text.Span{text.Styled(&st.Good, "✓ Right: "), text.Plain(fmt.Sprintf("%s — %s.", chose, factWords(a.Ask.About, a.Fact)))}
 	default:
-		p = []text.Span{text.Styled(&st.Warn, "✗ Not quite: "), text.Plain(fmt.Sprintf("you said %s, but %s.", chose, factWords(a.ask.About, a.fact)))}
+		p = []text.Span{text.Styled(&st.Warn, "✗ Not quite: "), text.Plain(fmt.Sprintf("you said %s, but %s.", chose, factWords(a.Ask.About, a.Fact)))}
 	}
 	p = append(p, text.Plain(" Why: see what just happened below."))
 	return append(out, text.Wrap(p, w, "  ", "  ")...)
@@ -256,19 +256,19 @@ func factWords(about scenario.About, fact string) string {
 
 // tallyWords is the predictions so far, for the end of a run.
 func (m screen) tallyWords() string {
-	if m.tally.Asked == 0 {
+	if m.Tally.Asked == 0 {
 		return ""
 	}
-	return fmt.Sprintf("Predictions: %d of %d right.", m.tally.Right, m.tally.Asked)
+	return fmt.Sprintf("Predictions: %d of %d right.", m.Tally.Right, m.Tally.Asked)
 }
 
 // searchState is the exhaustive search of the schedules the goal panel
 // quotes: for which scenario and knobs, and what it found.
 type searchState struct {
-	key     string
-	running bool
-	res     *search.Result
-	err     error
+	Key     string
+	Running bool
+	Res     *search.Result
+	Err     error
 }
 
 // searchDoneMsg carries a finished search back to the model.
@@ -287,19 +287,19 @@ func searchKey(sc *scenario.Scenario, k scenario.Knobs) string {
 // searchGoals starts the search of every schedule under the knobs on
 // show, once per scenario and knobs, when play mode shows the goal panel.
 func (m Model) searchGoals() (Model, tea.Cmd) {
-	if !m.play.on || !m.snap.live || m.remote && m.s.orders == nil || m.snap.sc == nil {
+	if !m.Play.On || !m.Snap.Live || m.remote && m.s.orders == nil || m.Snap.Scenario == nil {
 		return m, nil
 	}
-	sc, k := m.snap.sc, m.snap.view.Knobs
+	sc, k := m.Snap.Scenario, m.Snap.View.Knobs
 	key := searchKey(sc, k)
-	if m.search != nil && m.search.key == key {
+	if m.Search != nil && m.Search.Key == key {
 		return m, nil
 	}
 	o := m.s.ordersFor()
 	if o == nil {
 		return m, nil
 	}
-	m.search = &searchState{key: key, running: true}
+	m.Search = &searchState{Key: key, Running: true}
 	s := m.s
 	return m, func() tea.Msg {
 		if !s.begin() {
@@ -313,26 +313,26 @@ func (m Model) searchGoals() (Model, tea.Cmd) {
 
 // onSearchDone keeps a search's result if it is still the one on show.
 func (m Model) onSearchDone(d searchDoneMsg) Model {
-	if m.search == nil || m.search.key != d.key {
+	if m.Search == nil || m.Search.Key != d.key {
 		return m
 	}
-	ss := &searchState{key: d.key, err: d.err}
+	ss := &searchState{Key: d.key, Err: d.err}
 	if d.err == nil {
 		res := d.res
-		ss.res = &res
+		ss.Res = &res
 	}
-	m.search = ss
+	m.Search = ss
 	return m
 }
 
 // goalReach is what the search found for goal id, if it has finished.
 func (m screen) goalReach(id string) (search.GoalReach, *search.Result, bool) {
-	if m.search == nil || m.search.res == nil {
+	if m.Search == nil || m.Search.Res == nil {
 		return search.GoalReach{}, nil, false
 	}
-	for _, g := range m.search.res.Goals {
+	for _, g := range m.Search.Res.Goals {
 		if g.Goal.ID == id {
-			return g, m.search.res, true
+			return g, m.Search.Res, true
 		}
 	}
 	return search.GoalReach{}, nil, false

@@ -18,13 +18,13 @@ import (
 // text form starts with prefix, or fails the test.
 func optionIndex(t *testing.T, m Model, prefix string) int {
 	t.Helper()
-	for i, o := range m.snap.options {
+	for i, o := range m.Snap.Options {
 		if strings.HasPrefix(o.Move.String(), prefix) {
 			return i + 1
 		}
 	}
 	var have []string
-	for _, o := range m.snap.options {
+	for _, o := range m.Snap.Options {
 		have = append(have, o.Move.String())
 	}
 	t.Fatalf("no move %s… on the menu; it offers %v", prefix, have)
@@ -37,21 +37,21 @@ func choose(t *testing.T, m Model, prefix string) Model {
 	i := optionIndex(t, m, prefix)
 	if i > 9 {
 		// Past the numbers: walk the cursor to it.
-		for range len(m.snap.options) {
+		for range len(m.Snap.Options) {
 			m = press(t, m, "up")
 		}
 		for range i - 1 {
 			m = press(t, m, "down")
 		}
 		m = press(t, m, "enter")
-		if m.err != nil || m.play.at != 0 && m.snap.view.Pos == 0 {
-			t.Fatalf("playing %s: %v", prefix, m.err)
+		if m.Failure != nil || m.Play.At != 0 && m.Snap.View.Pos == 0 {
+			t.Fatalf("playing %s: %v", prefix, m.Failure)
 		}
 		return m
 	}
 	m = press(t, m, strconv.Itoa(i))
-	if m.err != nil {
-		t.Fatalf("playing %s: %v", prefix, m.err)
+	if m.Failure != nil {
+		t.Fatalf("playing %s: %v", prefix, m.Failure)
 	}
 	return m
 }
@@ -62,11 +62,11 @@ func choose(t *testing.T, m Model, prefix string) Model {
 func TestPlayModeReachesTheStaleWriteGoal(t *testing.T) {
 	m := openModel(t, "renewal-race", blindOff(), 120, 40)
 	m = press(t, m, "p")
-	if !m.play.on || !strings.Contains(m.View(), "Your move") || !strings.Contains(m.View(), "Goals under blind/off") {
+	if !m.Play.On || !strings.Contains(m.View(), "Your move") || !strings.Contains(m.View(), "Goals under blind/off") {
 		t.Fatalf("p did not open play mode:\n%s", m.View())
 	}
 	// Every option on the menu is a move the run accepts.
-	for _, o := range m.snap.options {
+	for _, o := range m.Snap.Options {
 		if strings.Contains(o.Words, "?") {
 			t.Errorf("an option reads oddly: %q", o.Words)
 		}
@@ -75,11 +75,11 @@ func TestPlayModeReachesTheStaleWriteGoal(t *testing.T) {
 		m = choose(t, m, mv)
 	}
 	v := m.View()
-	if m.snap.view.Outcome.Verdict != scenario.VerdictConflict || !strings.Contains(v, "✓ The resource accepts a stale write — reached in 8 moves") {
+	if m.Snap.View.Outcome.Verdict != scenario.VerdictConflict || !strings.Contains(v, "✓ The resource accepts a stale write — reached in 8 moves") {
 		t.Fatalf("the stale write did not reach its goal:\n%s", v)
 	}
 	// Nothing is in flight: the menu offers no delivery.
-	for _, o := range m.snap.options {
+	for _, o := range m.Snap.Options {
 		if o.Move.Action == scenario.ActionDeliver || o.Move.Action == scenario.ActionDrop {
 			t.Errorf("the menu offers %s with nothing in flight", o.Move)
 		}
@@ -118,22 +118,22 @@ func TestPlayModeDropAndFork(t *testing.T) {
 	m := openModel(t, "renewal-race", compareMonotonic(), 120, 40)
 	m = press(t, m, "p")
 	m = choose(t, m, "A:send hb1")
-	if len(m.snap.view.InFlight) != 1 {
-		t.Fatalf("after the send, in flight: %v", m.snap.view.InFlight)
+	if len(m.Snap.View.InFlight) != 1 {
+		t.Fatalf("after the send, in flight: %v", m.Snap.View.InFlight)
 	}
 	m = choose(t, m, "A:drop hb1")
-	if len(m.snap.view.InFlight) != 0 || !strings.Contains(m.View(), "nothing in flight") {
+	if len(m.Snap.View.InFlight) != 0 || !strings.Contains(m.View(), "nothing in flight") {
 		t.Fatalf("the dropped heartbeat is still in flight:\n%s", m.View())
 	}
-	for _, o := range m.snap.options {
+	for _, o := range m.Snap.Options {
 		if o.Move.Msg == "hb1" {
 			t.Errorf("the menu still offers %s", o.Move)
 		}
 	}
 	// Back one step, and deliver it instead: the log forks.
 	m = press(t, m, "left")
-	if m.snap.view.Pos != 1 || len(m.snap.view.InFlight) != 1 {
-		t.Fatalf("back: pos %d, in flight %v", m.snap.view.Pos, m.snap.view.InFlight)
+	if m.Snap.View.Pos != 1 || len(m.Snap.View.InFlight) != 1 {
+		t.Fatalf("back: pos %d, in flight %v", m.Snap.View.Pos, m.Snap.View.InFlight)
 	}
 	m = choose(t, m, "A:deliver hb1")
 	log := m.run.Log()
@@ -141,7 +141,7 @@ func TestPlayModeDropAndFork(t *testing.T) {
 		t.Fatalf("the path did not fork: %s", scenario.FormatMoves(log))
 	}
 	// Control: a current heartbeat still renews, compare-and-renew or not.
-	if st := m.snap.last(); st.Tag != "UPDATE 1" || st.Coordinator.ExpiresAt != 1115 {
+	if st := m.Snap.Last(); st.Tag != "UPDATE 1" || st.Coordinator.ExpiresAt != 1115 {
 		t.Errorf("the renewal at 1055: %s, row %+v", st.Tag, st.Coordinator)
 	}
 }
@@ -156,26 +156,26 @@ func TestPredictThenReveal(t *testing.T) {
 	m := openScenarioModel(t, sc, compareOff(), 120, 40, nil)
 	m = press(t, m, "right", "right", "right", "right")
 	m = press(t, m, "right") // the late heartbeat: asked first
-	if m.ask == nil || m.ask.pick >= 0 || m.snap.view.Pos != 4 {
-		t.Fatalf("no question before the delivery (pos %d)", m.snap.view.Pos)
+	if m.Ask == nil || m.Ask.Pick >= 0 || m.Snap.View.Pos != 4 {
+		t.Fatalf("no question before the delivery (pos %d)", m.Snap.View.Pos)
 	}
 	if v := m.View(); !strings.Contains(v, "What will PostgreSQL answer?") || !strings.Contains(v, "1 UPDATE 1") || !strings.Contains(v, "2 UPDATE 0") {
 		t.Fatalf("the question is not on screen:\n%s", v)
 	}
 	m = press(t, m, "right") // not a choice: nothing runs
-	if m.snap.view.Pos != 4 {
+	if m.Snap.View.Pos != 4 {
 		t.Fatalf("a key other than a choice ran the step")
 	}
 	m = press(t, m, "1") // UPDATE 1: wrong under compare-and-renew
-	if m.snap.view.Pos != 5 || !strings.Contains(m.View(), "✗ Not quite: you said UPDATE 1, but PostgreSQL answered UPDATE 0") {
+	if m.Snap.View.Pos != 5 || !strings.Contains(m.View(), "✗ Not quite: you said UPDATE 1, but PostgreSQL answered UPDATE 0") {
 		t.Fatalf("after the choice:\n%s", m.View())
 	}
 	m = press(t, m, "right", "2") // A makes no call: "no" is right
 	if !strings.Contains(m.View(), "✓ Right: no") {
 		t.Fatalf("the second answer:\n%s", m.View())
 	}
-	if m.tally.Asked != 2 || m.tally.Right != 1 {
-		t.Errorf("tally %+v", m.tally)
+	if m.Tally.Asked != 2 || m.Tally.Right != 1 {
+		t.Errorf("tally %+v", m.Tally)
 	}
 	// At the end of the run the tally shows.
 	if !strings.Contains(m.View(), "Predictions: 1 of 2 right.") {
@@ -194,14 +194,14 @@ func TestPredictThenReveal(t *testing.T) {
 	// --no-ask: the same steps run without a question.
 	q := openScenarioModel(t, sc, compareOff(), 120, 40, func(c *Config) { c.NoAsk = true })
 	q = press(t, q, "right", "right", "right", "right", "right")
-	if q.ask != nil || q.snap.view.Pos != 5 {
-		t.Fatalf("--no-ask still asked (pos %d)", q.snap.view.Pos)
+	if q.Ask != nil || q.Snap.View.Pos != 5 {
+		t.Fatalf("--no-ask still asked (pos %d)", q.Snap.View.Pos)
 	}
 	// esc skips a question and runs the step.
 	s := openScenarioModel(t, sc, compareOff(), 120, 40, nil)
 	s = press(t, s, "right", "right", "right", "right", "right", "esc")
-	if s.ask != nil || s.snap.view.Pos != 5 || s.tally.Asked != 0 {
-		t.Fatalf("esc: pos %d, tally %+v", s.snap.view.Pos, s.tally)
+	if s.Ask != nil || s.Snap.View.Pos != 5 || s.Tally.Asked != 0 {
+		t.Fatalf("esc: pos %d, tally %+v", s.Snap.View.Pos, s.Tally)
 	}
 }
 

@@ -12,17 +12,17 @@ import (
 // its schema. It is taken whenever another run comes on screen, so it
 // always names the schema shown.
 type psqlInfo struct {
-	// line is the command, "" when there is none.
-	line   string
-	schema string
-	// needsPassword: the server was given a password, which the line
+	// Line is the command, "" when there is none.
+	Line   string
+	Schema string
+	// NeedsPassword: the server was given a password, which the line
 	// never carries; psql needs it in PGPASSWORD.
-	needsPassword bool
-	// container: the server is a container leaserace started, whose
+	NeedsPassword bool
+	// Container: the server is a container leaserace started, whose
 	// password is random and never shown.
-	container bool
-	// none says why there is no line.
-	none string
+	Container bool
+	// None says why there is no line.
+	None string
 }
 
 // psqlOf is how to reach r's schema; provider is what served its server.
@@ -31,21 +31,21 @@ func psqlOf(r *engine.Run, provider string) psqlInfo {
 	case r == nil:
 		return psqlInfo{}
 	case !r.Live():
-		return psqlInfo{none: "replay: no database"}
+		return psqlInfo{None: "replay: no database"}
 	}
 	line, pw, err := r.PsqlCommand()
 	if err != nil {
-		return psqlInfo{none: err.Error()}
+		return psqlInfo{None: err.Error()}
 	}
-	return psqlInfo{line: line, schema: r.Schema(), needsPassword: pw, container: pw && provider == "container"}
+	return psqlInfo{Line: line, Schema: r.Schema(), NeedsPassword: pw, Container: pw && provider == "container"}
 }
 
-// passwordNote is said under the line when the server wants a password.
-func (p psqlInfo) passwordNote() string {
+// PasswordNote is said under the line when the server wants a password.
+func (p psqlInfo) PasswordNote() string {
 	switch {
-	case p.container:
+	case p.Container:
 		return "This container's password is random and leaserace never shows it, so psql cannot log in from outside: for psql beside it, use a local cluster or a server of your own."
-	case p.needsPassword:
+	case p.NeedsPassword:
 		return "The server was given a password: set PGPASSWORD to it first (leaserace never shows it)."
 	}
 	return ""
@@ -55,16 +55,16 @@ func (p psqlInfo) passwordNote() string {
 // command has lines of its own, unindented, so it copies as it is: a
 // break between its settings is white space to psql too.
 func (m screen) psqlHelp(w int) []string {
-	p := m.psql
-	if p.line == "" && p.none == "" {
+	p := m.Psql
+	if p.Line == "" && p.None == "" {
 		return nil
 	}
-	if p.line == "" {
-		return text.Wrap([]text.Span{text.Styled(&m.st.Label, "psql beside it:"), text.Plain(" none (" + p.none + ")")}, w, "", "  ")
+	if p.Line == "" {
+		return text.Wrap([]text.Span{text.Styled(&m.Styles.Label, "psql beside it:"), text.Plain(" none (" + p.None + ")")}, w, "", "  ")
 	}
-	out := text.Wrap([]text.Span{text.Styled(&m.st.Label, "psql beside it"), text.Plain(", on this run's schema " + p.schema + ":")}, w, "", "  ")
-	out = append(out, text.Wrap([]text.Span{text.Plain(p.line)}, w, "", "")...)
-	if note := p.passwordNote(); note != "" {
+	out := text.Wrap([]text.Span{text.Styled(&m.Styles.Label, "psql beside it"), text.Plain(", on this run's schema " + p.Schema + ":")}, w, "", "  ")
+	out = append(out, text.Wrap([]text.Span{text.Plain(p.Line)}, w, "", "")...)
+	if note := p.PasswordNote(); note != "" {
 		out = append(out, text.Wrap([]text.Span{text.Plain(note)}, w, "", "  ")...)
 	}
 	return out
@@ -76,12 +76,12 @@ func (m screen) psqlHelp(w int) []string {
 // read after leaving, and not over the frame; elsewhere (a file, a pipe)
 // it is written at once, for a pane beside to follow.
 func (m Model) psqlNote() tea.Cmd {
-	p := m.psql
-	if m.stderr == nil || p.line == "" {
+	p := m.Psql
+	if m.stderr == nil || p.Line == "" {
 		return nil
 	}
-	msg := "leaserace: psql beside " + m.snap.sc.Name + ", on schema " + p.schema + ":\n" + p.line + "\n"
-	if note := p.passwordNote(); note != "" {
+	msg := "leaserace: psql beside " + m.Snap.Scenario.Name + ", on schema " + p.Schema + ":\n" + p.Line + "\n"
+	if note := p.PasswordNote(); note != "" {
 		msg += "leaserace: " + note + "\n"
 	}
 	note := stderrNote{w: m.stderr, text: msg}

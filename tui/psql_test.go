@@ -89,8 +89,8 @@ func TestFullHelpShowsPsqlBesideTheRun(t *testing.T) {
 	}
 
 	m = press(t, m, "R")
-	if m.err != nil {
-		t.Fatalf("R: %v", m.err)
+	if m.Failure != nil {
+		t.Fatalf("R: %v", m.Failure)
 	}
 	if again := psqlOnScreen(t, m.View()); again != line {
 		t.Errorf("after R the psql line changed:\n%s\nwas\n%s", again, line)
@@ -100,12 +100,12 @@ func TestFullHelpShowsPsqlBesideTheRun(t *testing.T) {
 	}
 
 	m = press(t, m, "s")
-	for m.chooser.names[m.chooser.cursor] != "control" {
+	for m.Chooser.Names[m.Chooser.Cursor] != "control" {
 		m = press(t, m, "down")
 	}
 	m = press(t, m, "enter")
-	if m.snap.sc.Name != "control" {
-		t.Fatalf("switched to %s, want control", m.snap.sc.Name)
+	if m.Snap.Scenario.Name != "control" {
+		t.Fatalf("switched to %s, want control", m.Snap.Scenario.Name)
 	}
 	v = m.View()
 	next := m.run.Schema()

@@ -20,12 +20,12 @@ import (
 // recording on show first holds a presenter's session. offline is why no
 // PostgreSQL could start, "" when the presenter asked for a replay.
 func (m Model) asReplay(offline string) Model {
-	ri := &replayInfo{offline: offline, home: m.run}
+	ri := &replayInfo{Offline: offline}
 	if recs := m.run.Recordings(); len(recs) > 0 {
-		ri.walk = recs[0].Transcript.Presenter
+		ri.Walk = recs[0].Transcript.Presenter
 	}
-	m.replay = ri
-	m.keys = m.keys.Replay(len(ri.walk) > 0)
+	m.Replay, m.home, m.walkWant = ri, m.run, 0
+	m.Keys = m.Keys.Replay(len(ri.Walk) > 0)
 	return m
 }
 
@@ -33,43 +33,42 @@ func (m Model) asReplay(offline string) Model {
 // Entries are states the presenter's screen showed, in order: walking one
 // switches scenario and knobs if it must and goes to its time.
 func (m Model) walkKey(forward bool) (tea.Model, tea.Cmd) {
-	if m.replay == nil || len(m.replay.walk) == 0 {
+	if m.Replay == nil || len(m.Replay.Walk) == 0 {
 		return m, nil
 	}
-	ri := *m.replay
-	target := ri.walkWant - 1
+	n := len(m.Replay.Walk)
+	target := m.walkWant - 1
 	if forward {
-		target = ri.walkWant + 1
+		target = m.walkWant + 1
 	}
 	switch {
 	case target < 1:
-		m.status = []text.Span{text.Plain("At the session's first action: ] walks forward.")}
+		m.Status = []text.Span{text.Plain("At the session's first action: ] walks forward.")}
 		return m, nil
-	case target > len(ri.walk):
-		m.status = []text.Span{text.Plain(fmt.Sprintf("That was the session's last action (%d of %d): [ walks back.", len(ri.walk), len(ri.walk)))}
+	case target > n:
+		m.Status = []text.Span{text.Plain(fmt.Sprintf("That was the session's last action (%d of %d): [ walks back.", n, n))}
 		return m, nil
 	}
-	ri.walkWant = target
-	m.replay = &ri
-	m.playing = false
+	m.walkWant = target
+	m.Playing = false
 	return m.enqueue(op{kind: opWalk, index: target})
 }
 
 // walkStatus says which session entry is on show and what it was.
 func (m Model) walkStatus(info string) []text.Span {
-	ri := m.replay
-	if ri == nil || ri.walkAt < 1 || ri.walkAt > len(ri.walk) {
+	ri := m.Replay
+	if ri == nil || ri.WalkAt < 1 || ri.WalkAt > len(ri.Walk) {
 		return nil
 	}
-	e := ri.walk[ri.walkAt-1]
+	e := ri.Walk[ri.WalkAt-1]
 	p := []text.Span{
-		text.Styled(&m.st.Title, fmt.Sprintf("session %d/%d", ri.walkAt, len(ri.walk))),
+		text.Styled(&m.Styles.Title, fmt.Sprintf("session %d/%d", ri.WalkAt, len(ri.Walk))),
 		text.Plain(": " + describeEntry(e)),
 	}
 	if info != "" {
-		p = append(p, text.Styled(&m.st.Warn, " ("+info+")"))
+		p = append(p, text.Styled(&m.Styles.Warn, " ("+info+")"))
 	}
-	return append(p, text.Styled(&m.st.Faint, " · ] next, [ back"))
+	return append(p, text.Styled(&m.Styles.Faint, " · ] next, [ back"))
 }
 
 // describeEntry puts one session entry in words.
@@ -98,7 +97,7 @@ func describeEntry(e transcript.PresenterEntry) string {
 
 // noColor reports whether the model draws without colour.
 func (m screen) noColor() bool {
-	return m.st.Renderer != nil && m.st.Renderer.ColorProfile() == termenv.Ascii
+	return m.Styles.Renderer != nil && m.Styles.Renderer.ColorProfile() == termenv.Ascii
 }
 
 // banner is the REPLAY banner: what recording is on show, where and when
@@ -107,29 +106,29 @@ func (m screen) noColor() bool {
 // screen: the file, the day and the provider, and that there is no
 // PostgreSQL (standard error gives the reason on the way out).
 func (m screen) banner(w int, compact bool) []string {
-	ri, rec := m.replay, m.snap.rec
+	ri, rec := m.Replay, m.Snap.Rec
 	if ri == nil || rec == nil {
 		return nil
 	}
-	st := m.st
+	st := m.Styles
 	tag := []text.Span{text.Styled(&st.Alarm, " REPLAY "), text.Plain(" ")}
 	if compact {
 		p := append(tag, text.Plain(strings.TrimPrefix(recordingOrigin(*rec), shippedPrefix)+" · "+recordedWhereWhen(rec.Transcript.Meta, true)))
-		if ri.offline != "" {
+		if ri.Offline != "" {
 			p = append(p, text.Plain(" · "), text.Styled(&st.Warn, "No PostgreSQL here:"), text.Plain(" r/f switch recorded runs"))
 		}
 		return text.Wrap(p, w, "", "  ")
 	}
 	p := append(tag, text.Plain(recordingOrigin(*rec)), text.Plain(" · "+recordedWhereWhen(rec.Transcript.Meta, false)+" · no database in use"))
 	lines := text.Wrap(p, w, "", "  ")
-	if ri.offline != "" {
+	if ri.Offline != "" {
 		msg := []text.Span{
-			text.Styled(&st.Warn, "No PostgreSQL here"), text.Plain(" (" + ri.offline + "). "),
+			text.Styled(&st.Warn, "No PostgreSQL here"), text.Plain(" (" + ri.Offline + "). "),
 			text.Plain("Showing recorded runs: press r/f to switch between recorded runs."),
 		}
 		lines = append(lines, text.Wrap(msg, w, "", "  ")...)
 	}
-	if n := len(ri.walk); n > 0 && ri.walkAt == 0 {
+	if n := len(ri.Walk); n > 0 && ri.WalkAt == 0 {
 		msg := []text.Span{text.Plain(fmt.Sprintf("This file holds the presenter's session, %d actions: ", n)), text.Styled(&st.Title, "]"), text.Plain(" walks it, "), text.Styled(&st.Title, "["), text.Plain(" back.")}
 		lines = append(lines, text.Wrap(msg, w, "", "  ")...)
 	}

@@ -70,8 +70,8 @@ func TestReplayStepsThroughTheRecording(t *testing.T) {
 		}
 		for i := 1; i <= 6; i++ {
 			m = press(t, m, "right")
-			if m.err != nil || m.snap.view.Pos != i {
-				t.Fatalf("step %d: pos %d err %v", i, m.snap.view.Pos, m.err)
+			if m.Failure != nil || m.Snap.View.Pos != i {
+				t.Fatalf("step %d: pos %d err %v", i, m.Snap.View.Pos, m.Failure)
 			}
 			checkFrame(t, "replay", m.View(), sz[0], sz[1])
 			if i == 5 {
@@ -81,8 +81,8 @@ func TestReplayStepsThroughTheRecording(t *testing.T) {
 				}
 				m = press(t, m, "r")
 				v = m.View()
-				if m.err != nil || lastTag(t, m) != "UPDATE 0" || !strings.Contains(v, "UPDATE 0") || !strings.Contains(v, "compare-off") {
-					t.Fatalf("%dx%d after r: err %v\n%s", sz[0], sz[1], m.err, v)
+				if m.Failure != nil || lastTag(t, m) != "UPDATE 0" || !strings.Contains(v, "UPDATE 0") || !strings.Contains(v, "compare-off") {
+					t.Fatalf("%dx%d after r: err %v\n%s", sz[0], sz[1], m.Failure, v)
 				}
 				if !strings.Contains(v, "owner A → B") {
 					t.Errorf("the toggle does not say what changed:\n%s", v)
@@ -95,31 +95,31 @@ func TestReplayStepsThroughTheRecording(t *testing.T) {
 			t.Errorf("→ past the last recorded step says nothing:\n%s", m.View())
 		}
 		m = press(t, m, "g")
-		if m.snap.view.Pos != 0 || m.snap.view.Now != 1055 {
-			t.Fatalf("g: pos %d t=%d", m.snap.view.Pos, m.snap.view.Now)
+		if m.Snap.View.Pos != 0 || m.Snap.View.Now != 1055 {
+			t.Fatalf("g: pos %d t=%d", m.Snap.View.Pos, m.Snap.View.Now)
 		}
 		m = press(t, m, "G")
-		if m.snap.view.Pos != 6 || m.snap.view.Now != 1135 {
-			t.Fatalf("G: pos %d t=%d", m.snap.view.Pos, m.snap.view.Now)
+		if m.Snap.View.Pos != 6 || m.Snap.View.Now != 1135 {
+			t.Fatalf("G: pos %d t=%d", m.Snap.View.Pos, m.Snap.View.Now)
 		}
 		m = press(t, m, ",", ",")
-		if m.snap.view.Now != 1133 || m.snap.view.Pos != 6 {
-			t.Fatalf(", ,: pos %d t=%d", m.snap.view.Pos, m.snap.view.Now)
+		if m.Snap.View.Now != 1133 || m.Snap.View.Pos != 6 {
+			t.Fatalf(", ,: pos %d t=%d", m.Snap.View.Pos, m.Snap.View.Now)
 		}
 		m = press(t, m, "left")
-		if m.snap.view.Pos != 6 || m.snap.view.Now != 1080 {
-			t.Fatalf("← after ticks: pos %d t=%d, want back on the last event", m.snap.view.Pos, m.snap.view.Now)
+		if m.Snap.View.Pos != 6 || m.Snap.View.Now != 1080 {
+			t.Fatalf("← after ticks: pos %d t=%d, want back on the last event", m.Snap.View.Pos, m.Snap.View.Now)
 		}
 		m = press(t, m, "left", ".")
-		if m.snap.view.Pos != 5 || m.snap.view.Now != 1076 {
-			t.Fatalf("← .: pos %d t=%d", m.snap.view.Pos, m.snap.view.Now)
+		if m.Snap.View.Pos != 5 || m.Snap.View.Now != 1076 {
+			t.Fatalf("← .: pos %d t=%d", m.Snap.View.Pos, m.Snap.View.Now)
 		}
 		m = press(t, m, "g", " ")
-		if m.snap.view.Pos != 6 || m.playing {
-			t.Fatalf("space played to pos %d (playing %v)", m.snap.view.Pos, m.playing)
+		if m.Snap.View.Pos != 6 || m.Playing {
+			t.Fatalf("space played to pos %d (playing %v)", m.Snap.View.Pos, m.Playing)
 		}
 		// R has nothing to reconnect to in a replay.
-		if nm, cmd := m.Update(keyMsg("R")); cmd != nil || nm.(Model).busy {
+		if nm, cmd := m.Update(keyMsg("R")); cmd != nil || nm.(Model).Busy() {
 			t.Error("R started a command in a replay")
 		}
 	}
@@ -152,17 +152,17 @@ func TestReplayWithoutARecordingSaysSo(t *testing.T) {
 	m := replayModel(t, rp, "", 120, 40)
 	m = press(t, m, "right", "right", "f")
 	v := m.View()
-	if m.err == nil || !strings.Contains(v, "no recorded run of renewal-race with blind/strict") {
+	if m.Failure == nil || !strings.Contains(v, "no recorded run of renewal-race with blind/strict") {
 		t.Fatalf("f without a recording:\n%s", v)
 	}
 	if strings.Contains(v, "R reconnects") || strings.Contains(v, "went away") {
 		t.Errorf("a replay offers to reconnect:\n%s", v)
 	}
-	if !strings.Contains(v, "talk.json") || m.snap.view.Pos != 2 {
-		t.Errorf("the failed toggle moved the replay or lost its name (pos %d):\n%s", m.snap.view.Pos, v)
+	if !strings.Contains(v, "talk.json") || m.Snap.View.Pos != 2 {
+		t.Errorf("the failed toggle moved the replay or lost its name (pos %d):\n%s", m.Snap.View.Pos, v)
 	}
 	m = press(t, m, "right")
-	if m.err != nil || strings.Contains(m.View(), "no recorded run") {
+	if m.Failure != nil || strings.Contains(m.View(), "no recorded run") {
 		t.Errorf("the error stays after the next step:\n%s", m.View())
 	}
 }
@@ -187,8 +187,8 @@ func TestOfflineBannerSaysWhyAndHowToSwitch(t *testing.T) {
 	checkFrame(t, "offline at 1075", v, 80, 24)
 	// s opens the shipped recordings of another scenario, same knobs.
 	m = press(t, m, "s", "down", "enter")
-	if m.err != nil || m.snap.sc.Name == "renewal-race" || m.snap.rec == nil || m.snap.rec.Origin != engine.OriginShipped {
-		t.Fatalf("s in a replay: %v, scenario %s", m.err, m.snap.sc.Name)
+	if m.Failure != nil || m.Snap.Scenario.Name == "renewal-race" || m.Snap.Rec == nil || m.Snap.Rec.Origin != engine.OriginShipped {
+		t.Fatalf("s in a replay: %v, scenario %s", m.Failure, m.Snap.Scenario.Name)
 	}
 	if !strings.Contains(strings.Join(strings.Fields(m.View()), " "), "No PostgreSQL here") {
 		t.Errorf("the offline banner went away after s:\n%s", m.View())
@@ -248,34 +248,34 @@ func TestReplayWalksTheRecordedSession(t *testing.T) {
 		t.Fatalf("no offer to walk the session:\n%s", m.View())
 	}
 	m = press(t, m, "[")
-	if !strings.Contains(m.View(), "first action") || m.busy {
+	if !strings.Contains(m.View(), "first action") || m.Busy() {
 		t.Errorf("[ before the walk:\n%s", m.View())
 	}
 	for i := 1; i <= 6; i++ {
 		m = press(t, m, "]")
 	}
-	if m.err != nil || m.snap.view.Pos != 5 || lastTag(t, m) != "UPDATE 1" || !strings.Contains(m.View(), "session 6/8") {
-		t.Fatalf("six ] should show the fifth step (UPDATE 1): pos %d err %v\n%s", m.snap.view.Pos, m.err, m.View())
+	if m.Failure != nil || m.Snap.View.Pos != 5 || lastTag(t, m) != "UPDATE 1" || !strings.Contains(m.View(), "session 6/8") {
+		t.Fatalf("six ] should show the fifth step (UPDATE 1): pos %d err %v\n%s", m.Snap.View.Pos, m.Failure, m.View())
 	}
 	m = press(t, m, "]")
-	if m.snap.view.Knobs.Renewal != scenario.RenewalCompare || lastTag(t, m) != "UPDATE 0" || !strings.Contains(m.View(), "owner A → B") {
-		t.Fatalf("the toggle entry: knobs %s\n%s", m.snap.view.Knobs, m.View())
+	if m.Snap.View.Knobs.Renewal != scenario.RenewalCompare || lastTag(t, m) != "UPDATE 0" || !strings.Contains(m.View(), "owner A → B") {
+		t.Fatalf("the toggle entry: knobs %s\n%s", m.Snap.View.Knobs, m.View())
 	}
 	if !strings.Contains(m.View(), "shipped recording renewal-race--compare-off.json") {
 		t.Errorf("the banner does not name the recording on show:\n%s", m.View())
 	}
 	m = press(t, m, "]", "]")
-	if m.snap.view.Pos != 6 || m.snap.view.Now != 1135 || !strings.Contains(m.View(), "last action") {
-		t.Fatalf("end of the walk: pos %d t=%d\n%s", m.snap.view.Pos, m.snap.view.Now, m.View())
+	if m.Snap.View.Pos != 6 || m.Snap.View.Now != 1135 || !strings.Contains(m.View(), "last action") {
+		t.Fatalf("end of the walk: pos %d t=%d\n%s", m.Snap.View.Pos, m.Snap.View.Now, m.View())
 	}
 	m = press(t, m, "[", "[")
-	if m.snap.view.Knobs != blindOff() || m.snap.view.Pos != 5 || !strings.Contains(m.View(), "talk.json") {
-		t.Fatalf("[ [ back to the blind step: knobs %s pos %d\n%s", m.snap.view.Knobs, m.snap.view.Pos, m.View())
+	if m.Snap.View.Knobs != blindOff() || m.Snap.View.Pos != 5 || !strings.Contains(m.View(), "talk.json") {
+		t.Fatalf("[ [ back to the blind step: knobs %s pos %d\n%s", m.Snap.View.Knobs, m.Snap.View.Pos, m.View())
 	}
 	// Several keys at once are each honoured, in order.
 	m = press(t, m, "[[[")
-	if m.replay.walkAt != 3 || m.snap.view.Pos != 2 {
-		t.Fatalf("[[[: entry %d pos %d", m.replay.walkAt, m.snap.view.Pos)
+	if m.Replay.WalkAt != 3 || m.Snap.View.Pos != 2 {
+		t.Fatalf("[[[: entry %d pos %d", m.Replay.WalkAt, m.Snap.View.Pos)
 	}
 }
 
@@ -293,8 +293,8 @@ func mustShipped(t testing.TB, name string) []engine.Recording {
 func TestReplayExportWritesEveryFormat(t *testing.T) {
 	m := replayModel(t, shippedReplay(t, "renewal-race", blindOff()), "", 120, 40)
 	m = press(t, m, "G", "e")
-	if m.err != nil {
-		t.Fatal(m.err)
+	if m.Failure != nil {
+		t.Fatal(m.Failure)
 	}
 	base := filepath.Join(m.exportDir, "leaserace-renewal-race-20260314-150926")
 	for _, ext := range []string{".json", ".md", ".mmd", ".cast"} {

@@ -30,20 +30,36 @@ type LeadMsg room.Lead
 // BoardMsg gives the presenter's TUI the room at a glance.
 type BoardMsg room.Board
 
-// roomState is the TUI's part in a room.
+// roomState is what the screen shows of the TUI's part in a room. It is
+// copied on every change, never changed in place.
 type roomState struct {
-	link      Room
-	seat      room.Seat
-	presenter bool
-	// following: the attendee's run goes where the presenter's goes.
-	following bool
+	Presenter bool
+	// Following: the attendee's run goes where the presenter's goes.
+	Following bool
+	// Board is the presenter's view of the room; ShowBoard shows it.
+	Board     *room.Board
+	ShowBoard bool
+}
+
+// roomLink is the rest of the TUI's part in a room: the room it reports
+// to and what it remembers. It is set, and copied on change, with
+// Screen.Room.
+type roomLink struct {
+	to   Room
+	seat room.Seat
 	// lead is the presenter's last known position.
 	lead *room.Lead
 	// reached remembers goals already reported, by scenario/goal.
 	reached map[string]bool
-	// board is the presenter's view of the room; showBoard shows it.
-	board     *room.Board
-	showBoard bool
+}
+
+// inRoom makes the model part of a workshop room: as the presenter, or
+// as the attendee in seat, following the presenter or not.
+func (m Model) inRoom(to Room, seat room.Seat, presenter, following bool) Model {
+	m.Room = &roomState{Presenter: presenter, Following: following}
+	m.link = &roomLink{to: to, seat: seat}
+	m.Keys = m.Keys.InRoom(presenter)
+	return m
 }
 
 // roomTimeout bounds one report to the room.
@@ -52,17 +68,19 @@ const roomTimeout = 5 * time.Second
 // onLead takes the presenter's new position: an attendee who follows (or
 // any attendee, for a push) goes there.
 func (m Model) onLead(l LeadMsg) (tea.Model, tea.Cmd) {
-	if m.room == nil || m.room.presenter {
+	if m.Room == nil || m.Room.Presenter {
 		return m, nil
 	}
 	lead := room.Lead(l)
-	r := *m.room
-	r.lead = &lead
+	k := *m.link
+	k.lead = &lead
+	m.link = &k
+	r := *m.Room
 	if lead.Push {
-		r.following = true
+		r.Following = true
 	}
-	m.room = &r
-	if !r.following {
+	m.Room = &r
+	if !r.Following {
 		return m, nil
 	}
 	return m.enqueue(op{kind: opFollow, lead: lead})
@@ -70,18 +88,18 @@ func (m Model) onLead(l LeadMsg) (tea.Model, tea.Cmd) {
 
 // toggleFollow breaks away from the presenter or rejoins.
 func (m Model) toggleFollow() (tea.Model, tea.Cmd) {
-	if m.room == nil || m.room.presenter {
+	if m.Room == nil || m.Room.Presenter {
 		return m, nil
 	}
-	r := *m.room
-	r.following = !r.following
-	m.room = &r
-	if !r.following {
-		m.status = []text.Span{text.Plain("On your own: the presenter's steps no longer move your run. F rejoins.")}
+	r := *m.Room
+	r.Following = !r.Following
+	m.Room = &r
+	if !r.Following {
+		m.Status = []text.Span{text.Plain("On your own: the presenter's steps no longer move your run. F rejoins.")}
 		return m, m.reportSeat()
 	}
-	m.status = []text.Span{text.Plain("Following the presenter again.")}
-	if l := m.room.lead; l != nil {
+	m.Status = []text.Span{text.Plain("Following the presenter again.")}
+	if l := m.link.lead; l != nil {
 		next, cmd := m.enqueue(op{kind: opFollow, lead: *l})
 		return next, tea.Batch(cmd, next.(Model).reportSeat())
 	}
@@ -91,24 +109,24 @@ func (m Model) toggleFollow() (tea.Model, tea.Cmd) {
 // afterMove tells the room what just changed: the presenter's new lead,
 // or the attendee's seat and any goal it newly reached.
 func (m *Model) afterMove() tea.Cmd {
-	if m.room == nil {
+	if m.Room == nil {
 		return nil
 	}
-	if m.room.presenter {
+	if m.Room.Presenter {
 		return m.setLead(false)
 	}
 	cmds := []tea.Cmd{m.reportSeat()}
-	for _, g := range m.snap.goals {
-		key := m.snap.sc.Name + "/" + g.Goal.ID
-		if g.Reached && !m.room.reached[key] {
-			r := *m.room
-			r.reached = maps.Clone(r.reached)
-			if r.reached == nil {
-				r.reached = map[string]bool{}
+	for _, g := range m.Snap.Goals {
+		key := m.Snap.Scenario.Name + "/" + g.Goal.ID
+		if g.Reached && !m.link.reached[key] {
+			k := *m.link
+			k.reached = maps.Clone(k.reached)
+			if k.reached == nil {
+				k.reached = map[string]bool{}
 			}
-			r.reached[key] = true
-			m.room = &r
-			link, seat, sc, id, moves := m.room.link, m.room.seat.ID, m.snap.sc.Name, g.Goal.ID, g.Moves
+			k.reached[key] = true
+			m.link = &k
+			link, seat, sc, id, moves := m.link.to, m.link.seat.ID, m.Snap.Scenario.Name, g.Goal.ID, g.Moves
 			cmds = append(cmds, m.roomCall(func(ctx context.Context) error { return link.Reached(ctx, seat, sc, id, moves) }))
 		}
 	}
@@ -118,9 +136,9 @@ func (m *Model) afterMove() tea.Cmd {
 // setLead publishes where the presenter is; push makes every attendee go
 // there, even those who broke away.
 func (m Model) setLead(push bool) tea.Cmd {
-	v := m.snap.view
-	l := room.Lead{Scenario: m.snap.sc.Name, Knobs: v.Knobs, Pos: v.Pos, T: v.Now, Push: push}
-	link := m.room.link
+	v := m.Snap.View
+	l := room.Lead{Scenario: m.Snap.Scenario.Name, Knobs: v.Knobs, Pos: v.Pos, T: v.Now, Push: push}
+	link := m.link.to
 	return m.roomCall(func(ctx context.Context) error {
 		_, err := link.SetLead(ctx, l)
 		return err
@@ -129,23 +147,23 @@ func (m Model) setLead(push bool) tea.Cmd {
 
 // reportSeat tells the room where this attendee's run is.
 func (m Model) reportSeat() tea.Cmd {
-	if m.room == nil || m.room.presenter || m.snap.sc == nil {
+	if m.Room == nil || m.Room.Presenter || m.Snap.Scenario == nil {
 		return nil
 	}
-	s := m.room.seat
-	v := m.snap.view
-	s.Scenario, s.Knobs, s.Pos, s.T, s.Following = m.snap.sc.Name, v.Knobs, v.Pos, v.Now, m.room.following
-	link := m.room.link
+	s := m.link.seat
+	v := m.Snap.View
+	s.Scenario, s.Knobs, s.Pos, s.T, s.Following = m.Snap.Scenario.Name, v.Knobs, v.Pos, v.Now, m.Room.Following
+	link := m.link.to
 	return m.roomCall(func(ctx context.Context) error { return link.Report(ctx, s) })
 }
 
 // vote tells the room the attendee's prediction.
 func (m Model) vote(question, choice string) tea.Cmd {
-	if m.room == nil || m.room.presenter {
+	if m.Room == nil || m.Room.Presenter {
 		return nil
 	}
-	v := room.Vote{Seat: m.room.seat.ID, Question: question, Choice: choice}
-	link := m.room.link
+	v := room.Vote{Seat: m.link.seat.ID, Question: question, Choice: choice}
+	link := m.link.to
 	return m.roomCall(func(ctx context.Context) error { return link.Vote(ctx, v) })
 }
 
@@ -179,28 +197,28 @@ func questionKey(scenarioName string, t int64, q string) string {
 // roomLine is the header's word on the room: following or on one's own,
 // or how many attendees the presenter leads.
 func (m screen) roomLine() []text.Span {
-	r := m.room
+	r := m.Room
 	if r == nil {
 		return nil
 	}
-	if r.presenter {
+	if r.Presenter {
 		n := 0
-		if r.board != nil {
-			n = len(r.board.Seats)
+		if r.Board != nil {
+			n = len(r.Board.Seats)
 		}
-		return []text.Span{text.Styled(&m.st.Title, "presenting"), text.Plain(fmt.Sprintf(" to %d attendees · b board · P push to all", n))}
+		return []text.Span{text.Styled(&m.Styles.Title, "presenting"), text.Plain(fmt.Sprintf(" to %d attendees · b board · P push to all", n))}
 	}
-	if r.following {
-		return []text.Span{text.Styled(&m.st.Good, "following the presenter"), text.Plain(" · F to go on your own")}
+	if r.Following {
+		return []text.Span{text.Styled(&m.Styles.Good, "following the presenter"), text.Plain(" · F to go on your own")}
 	}
-	return []text.Span{text.Styled(&m.st.Warn, "on your own"), text.Plain(" · F to follow the presenter again")}
+	return []text.Span{text.Styled(&m.Styles.Warn, "on your own"), text.Plain(" · F to follow the presenter again")}
 }
 
 // boardLines is the presenter's room board: who is where, the votes and
 // the goals reached.
 func (m screen) boardLines(w int) []string {
-	st := m.st
-	b := m.room.board
+	st := m.Styles
+	b := m.Room.Board
 	if b == nil {
 		return text.Wrap([]text.Span{text.Styled(&st.Faint, "No one in the room yet.")}, w, "", "")
 	}

@@ -158,9 +158,9 @@ func TestRunReportsAProviderThatCannotStart(t *testing.T) {
 
 func TestBootScreenNamesTheProviderAndItsProgress(t *testing.T) {
 	m := newModel(context.Background(), asciiRenderer(), "", nil)
-	m.boot = newBoot(m.st, "local")
+	m.Boot = newBoot(m.Styles, "local")
 	for _, l := range []string{"initdb", "starting postgres"} {
-		m.boot, _ = m.boot.Update(progressMsg{line: l, ok: true})
+		m.Boot, _ = m.Boot.Update(progressMsg{line: l, ok: true})
 	}
 	v := m.frame(80, 24)
 	for _, want := range []string{"local provider", "initdb", "starting postgres"} {
@@ -170,7 +170,7 @@ func TestBootScreenNamesTheProviderAndItsProgress(t *testing.T) {
 	}
 	// Keys other than quit wait for the server.
 	nm, cmd := m.Update(keyMsg("right"))
-	if cmd != nil || nm.(Model).phase != phaseBoot {
+	if cmd != nil || nm.(Model).Phase != phaseBoot {
 		t.Error("→ did something while PostgreSQL was starting")
 	}
 	if _, cmd := m.Update(keyMsg("q")); cmd == nil {

@@ -12,52 +12,52 @@ import (
 // snapshot is everything a frame shows, copied out of the run by the
 // command that changed it, so View never calls into the engine.
 type snapshot struct {
-	sc   *scenario.Scenario
-	view engine.View
-	// log is the run's moves, played or not; steps are those played.
-	log        []scenario.Move
-	steps      []transcript.Step
-	start, end int64
-	// live is false for a replay.
-	live bool
-	// options are the moves enabled now (play mode), goals the scenario's
+	Scenario *scenario.Scenario
+	View     engine.View
+	// Log is the run's moves, played or not; Steps are those played.
+	Log        []scenario.Move
+	Steps      []transcript.Step
+	Start, End int64
+	// Live is false for a replay.
+	Live bool
+	// Options are the moves enabled now (play mode), Goals the scenario's
 	// goals and whether the steps reached them.
-	options []world.Option
-	goals   []world.GoalStatus
-	// rec is the recording on show when the run is a replay.
-	rec *engine.Recording
+	Options []world.Option
+	Goals   []world.GoalStatus
+	// Rec is the recording on show when the run is a replay.
+	Rec *engine.Recording
 }
 
 func takeSnapshot(r *engine.Run) snapshot {
-	s := snapshot{sc: r.Scenario(), view: r.View(), log: r.Log(), steps: r.Steps(), start: r.Start(), end: r.End(), live: r.Live()}
-	s.options = r.Options()
-	s.goals = world.GoalsOf(s.sc.Goals(), s.sc.Initial, s.steps)
+	s := snapshot{Scenario: r.Scenario(), View: r.View(), Log: r.Log(), Steps: r.Steps(), Start: r.Start(), End: r.End(), Live: r.Live()}
+	s.Options = r.Options()
+	s.Goals = world.GoalsOf(s.Scenario.Goals(), s.Scenario.Initial, s.Steps)
 	if rec, ok := r.Recording(); ok {
-		s.rec = &rec
+		s.Rec = &rec
 	}
 	return s
 }
 
-// last is the step that produced the current state, nil before the first.
-func (s snapshot) last() *transcript.Step {
-	if len(s.steps) == 0 {
+// Last is the step that produced the current state, nil before the first.
+func (s snapshot) Last() *transcript.Step {
+	if len(s.Steps) == 0 {
 		return nil
 	}
-	return &s.steps[len(s.steps)-1]
+	return &s.Steps[len(s.Steps)-1]
 }
 
 // prevCoordinator is the leases row before the last step ran.
 func (s snapshot) prevCoordinator() *scenario.Lease {
-	if n := len(s.steps); n >= 2 {
-		return s.steps[n-2].Coordinator
+	if n := len(s.Steps); n >= 2 {
+		return s.Steps[n-2].Coordinator
 	}
-	return s.sc.Initial
+	return s.Scenario.Initial
 }
 
 // prevResource is the resource's epoch and value before the last step ran.
 func (s snapshot) prevResource() (int64, json.RawMessage) {
-	if n := len(s.steps); n >= 2 {
-		return s.steps[n-2].Resource.Epoch, s.steps[n-2].Resource.Value
+	if n := len(s.Steps); n >= 2 {
+		return s.Steps[n-2].Resource.Epoch, s.Steps[n-2].Resource.Value
 	}
-	return s.sc.Resource.Epoch, s.sc.Resource.Value
+	return s.Scenario.Resource.Epoch, s.Scenario.Resource.Value
 }

@@ -119,16 +119,16 @@ func (r row) String() string {
 // times under it, and the cursor. Events before the window sit in a
 // gutter at the left edge with their own time.
 func (m screen) timeline(w int, legend, showCursor bool) []string {
-	st, s := m.st, m.snap
-	sc := s.sc
-	from, end := sc.Window.From, s.end
+	st, s := m.Styles, m.Snap
+	sc := s.Scenario
+	from, end := sc.Window.From, s.End
 	if end <= from {
 		end = from + 1
 	}
 	// The gutter holds events before the window.
 	var pre []int
 	preLabel := ""
-	log := s.log
+	log := s.Log
 	for i, e := range log {
 		if e.T < from {
 			pre = append(pre, i)
@@ -154,7 +154,7 @@ func (m screen) timeline(w int, legend, showCursor bool) []string {
 		c := gw + int((t-from)*int64(axW-1)/(end-from))
 		return min(max(c, gw), w-1)
 	}
-	now, pos := s.view.Now, s.view.Pos
+	now, pos := s.View.Now, s.View.Pos
 	cur := col(now)
 
 	// Marks: first event in a column nearest the axis, later ones above.
@@ -208,8 +208,8 @@ func (m screen) timeline(w int, legend, showCursor bool) []string {
 			}
 			var results []string
 			for _, i := range idx {
-				if i < len(s.steps) {
-					results = append(results, s.steps[i].Result)
+				if i < len(s.Steps) {
+					results = append(results, s.Steps[i].Result)
 				}
 			}
 			if mark, ok := resultMark(results); ok {

@@ -19,6 +19,7 @@ import (
 	"github.com/charmbracelet/x/term"
 	"github.com/leaserace/leaserace/engine"
 	"github.com/leaserace/leaserace/engine/pgserver"
+	"github.com/leaserace/leaserace/engine/room"
 	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/scenario"
 	"github.com/leaserace/leaserace/tui/styles"
@@ -100,8 +101,7 @@ func Run(ctx context.Context, o Options) (err error) {
 	m := newModel(ctx, r, o.ExportDir, nil)
 	m.noAsk, m.startPlay = o.NoAsk, o.Play
 	if o.Room != nil {
-		m.room = &roomState{link: o.Room, presenter: o.Presenter}
-		m.keys = m.keys.InRoom(o.Presenter)
+		m = m.inRoom(o.Room, room.Seat{}, o.Presenter, false)
 	}
 	m.stderr = o.Stderr
 	if m.stderr == nil {
@@ -123,9 +123,9 @@ func Run(ctx context.Context, o Options) (err error) {
 			return err
 		}
 	} else {
-		m.boot = newBoot(m.st, o.Provider.Name())
+		m.Boot = newBoot(m.Styles, o.Provider.Name())
 		progress := newProgress()
-		m.boot.listen = progress.listen
+		m.Boot.listen = progress.listen
 		m.startup = m.bootCmd(o.Provider, progress, sc, k, o.At, o.Fallback)
 	}
 
@@ -232,8 +232,8 @@ func (m Model) openReplay(rp *engine.Run, at *int64) (Model, error) {
 			return m, err
 		}
 	}
-	m.run, m.snap, m.phase = rp, takeSnapshot(rp), phaseReady
-	m.psql = psqlOf(rp, "")
+	m.run, m.Snap, m.Phase = rp, takeSnapshot(rp), phaseReady
+	m.Psql = psqlOf(rp, "")
 	m = m.asReplay("")
 	m.log = append(m.log, m.entry(transcript.PresenterScenario))
 	return m, nil

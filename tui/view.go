@@ -68,16 +68,16 @@ func (m screen) frame(w, h int) string {
 	}
 	var lines []string
 	switch {
-	case m.phase == phaseBoot:
-		lines = m.boot.View(m.st, w, h)
+	case m.Phase == phaseBoot:
+		lines = m.Boot.View(m.Styles, w, h)
 	case w < MinWidth || h < MinHeight:
 		lines = m.tooSmall(w, h)
-	case m.snap.sc == nil:
+	case m.Snap.Scenario == nil:
 		lines = nil
 	default:
 		sc := newSections(m, w)
 		lines = sc.fit(h)
-		if m.replay != nil && (len(lines) > h || sc.lossy) {
+		if m.Replay != nil && (len(lines) > h || sc.lossy) {
 			// A tight screen keeps the story whole and says REPLAY in
 			// fewer words.
 			cc := newSections(m, w)
@@ -86,7 +86,7 @@ func (m screen) frame(w, h int) string {
 				lines, sc = alt, cc
 			}
 		}
-		if m.help.ShowAll && (len(lines) > h || sc.lossy) {
+		if m.Help.ShowAll && (len(lines) > h || sc.lossy) {
 			// The full help would squeeze the story: give it the middle
 			// of the screen until ? hides it again.
 			lines = sc.helpPage()
@@ -179,7 +179,7 @@ func (c *sections) screen(l layout) []string {
 		// The REPLAY banner leads the header: it is never squeezed out.
 		c.header = append(m.banner(w, c.compact), m.header(w)...)
 		c.status = m.statusLines(w)
-		if !m.cast {
+		if !m.Cast {
 			c.help = m.helpLines(w)
 		}
 	}
@@ -193,24 +193,24 @@ func (c *sections) screen(l layout) []string {
 	gap()
 	out = append(out, memo(c.timeline, [2]bool{l.legend, l.cursor}, func() []string { return m.timeline(w, l.legend, l.cursor) })...)
 	gap()
-	if m.chooser.open {
+	if m.Chooser.Open {
 		if c.chooser == nil {
-			c.chooser = m.chooser.View(m.st, w)
+			c.chooser = m.Chooser.View(m.Styles, w)
 		}
 		out = append(out, c.chooser...)
-	} else if m.explore.Open {
-		out = append(out, m.explore.Lines(m.st, w, m.snap.view.Knobs, m.snap.sc.Times, m.snap.view.Now)...)
-	} else if m.room != nil && m.room.showBoard {
+	} else if m.Explore.Open {
+		out = append(out, m.Explore.Lines(m.Styles, w, m.Snap.View.Knobs, m.Snap.Scenario.Times, m.Snap.View.Now)...)
+	} else if m.Room != nil && m.Room.ShowBoard {
 		out = append(out, m.boardLines(w)...)
 	} else {
 		b := btoi(l.boxes)
 		out = append(out, memo(c.panes, [2]int{b, l.paneMax}, func() []string { return m.panes(w, l) })...)
 		gap()
-		if m.ask != nil {
+		if m.Ask != nil {
 			out = append(out, m.askLines(w)...)
 			gap()
 		}
-		if m.play.on {
+		if m.Play.On {
 			out = append(out, m.playLines(w)...)
 			out = append(out, m.goalLines(w)...)
 			gap()
@@ -233,21 +233,21 @@ func btoi(b bool) int {
 
 // header: scenario, t, event count, busy/play marks, then the knobs in words.
 func (m screen) header(w int) []string {
-	st, s := m.st, m.snap
-	v := s.view
-	right := []text.Span{text.Styled(&st.Cursor, fmt.Sprintf("t=%d", v.Now)), text.Plain(fmt.Sprintf(" · event %d/%d", v.Pos, len(s.log)))}
-	if m.playing {
+	st, s := m.Styles, m.Snap
+	v := s.View
+	right := []text.Span{text.Styled(&st.Cursor, fmt.Sprintf("t=%d", v.Now)), text.Plain(fmt.Sprintf(" · event %d/%d", v.Pos, len(s.Log)))}
+	if m.Playing {
 		right = append(right, text.Plain(" "), text.Styled(&st.Good, "▶ playing"))
 	}
-	if m.busy {
-		right = append(right, text.Plain(" "), text.Styled(&st.Busy, "● running "+m.busyOp.kind.String()+"…"))
+	if m.Running != "" {
+		right = append(right, text.Plain(" "), text.Styled(&st.Busy, "● running "+m.Running+"…"))
 	}
-	left := []text.Span{text.Styled(&st.Title, "leaserace"), text.Plain(" · "), text.Styled(&st.Title, s.sc.Name)}
-	withTitle := append(left[:len(left):len(left)], text.Styled(&st.Faint, " — "+s.sc.Title))
+	left := []text.Span{text.Styled(&st.Title, "leaserace"), text.Plain(" · "), text.Styled(&st.Title, s.Scenario.Name)}
+	withTitle := append(left[:len(left):len(left)], text.Styled(&st.Faint, " — "+s.Scenario.Title))
 	rw := text.SpansWidth(right)
 	var lines []string
 	switch {
-	case s.sc.Title != "" && text.SpansWidth(withTitle)+rw+2 <= w:
+	case s.Scenario.Title != "" && text.SpansWidth(withTitle)+rw+2 <= w:
 		lines = append(lines, text.Spread(withTitle, right, w))
 	case text.SpansWidth(left)+rw+2 <= w:
 		lines = append(lines, text.Spread(left, right, w))
@@ -268,36 +268,36 @@ func (m screen) header(w int) []string {
 
 // statusLines is the error, if the engine failed, or the last status.
 func (m screen) statusLines(w int) []string {
-	if m.err != nil && m.replay != nil {
+	if m.Failure != nil && m.Replay != nil {
 		// A replay has no server to lose: only the error itself.
-		p := []text.Span{text.Styled(&m.st.Error, "⚠ "), text.Plain(m.err.Error())}
+		p := []text.Span{text.Styled(&m.Styles.Error, "⚠ "), text.Plain(m.Failure.Error())}
 		return text.Clip(text.Wrap(p, w, "", "  "), 3)
 	}
-	if m.err != nil {
+	if m.Failure != nil {
 		what := "The last step failed"
 		// The engine knows which part failed; ask it before guessing from
 		// the error's text, which a dead resource shares with a dead server.
 		var bug *engine.PanicError
 		switch {
-		case errors.As(m.err, &bug):
+		case errors.As(m.Failure, &bug):
 			what = "leaserace hit a bug (please report it)"
-		case engine.IsResourceDown(m.err):
+		case engine.IsResourceDown(m.Failure):
 			what = "The resource stopped answering"
-		case engine.IsServerGone(m.err):
+		case engine.IsServerGone(m.Failure):
 			what = "PostgreSQL went away"
 		}
 		// The way out first: a long error must not push it off screen.
 		p := []text.Span{
-			text.Styled(&m.st.Error, "⚠ "+what+":"),
-			text.Plain(fmt.Sprintf(" R reconnects and replays to t=%d; the screen keeps the last good state.", m.snap.view.Now)),
-			text.Styled(&m.st.Faint, " ("+m.err.Error()+")"),
+			text.Styled(&m.Styles.Error, "⚠ "+what+":"),
+			text.Plain(fmt.Sprintf(" R reconnects and replays to t=%d; the screen keeps the last good state.", m.Snap.View.Now)),
+			text.Styled(&m.Styles.Faint, " ("+m.Failure.Error()+")"),
 		}
 		return text.Clip(text.Wrap(p, w, "", "  "), 3)
 	}
-	status := m.status
-	if t := m.tallyWords(); t != "" && m.snap.view.Pos >= len(m.snap.log) {
+	status := m.Status
+	if t := m.tallyWords(); t != "" && m.Snap.View.Pos >= len(m.Snap.Log) {
 		// At the end of the run: how the predictions went.
-		status = append(append([]text.Span{text.Styled(&m.st.Title, t)}, text.Plain(" ")), status...)
+		status = append(append([]text.Span{text.Styled(&m.Styles.Title, t)}, text.Plain(" ")), status...)
 	}
 	if len(status) == 0 {
 		return nil
@@ -306,19 +306,19 @@ func (m screen) statusLines(w int) []string {
 }
 
 func (m screen) helpLines(w int) []string {
-	var km help.KeyMap = m.keys
-	if m.chooser.open {
-		km = m.chooser.keys
-	} else if m.explore.Open {
+	var km help.KeyMap = m.Keys
+	if m.Chooser.Open {
+		km = m.Chooser.Keys
+	} else if m.Explore.Open {
 		km = keys.DefaultExplorer()
 	}
-	h := m.help
+	h := m.Help
 	// bubbles/help adds an item that overflows when even its ellipsis does
 	// not fit, so hand it only what fits and let it draw that.
 	h.Width = 0
 	if h.ShowAll {
 		lines := strings.Split(h.FullHelpView(fitColumns(km.FullHelp(), w, text.Width(h.FullSeparator))), "\n")
-		if !m.chooser.open && !m.explore.Open {
+		if !m.Chooser.Open && !m.Explore.Open {
 			if p := m.psqlHelp(w); len(p) > 0 {
 				lines = append(append(lines, ""), p...)
 			}

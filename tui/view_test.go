@@ -59,15 +59,15 @@ func TestViewAtEverySizeNeverPanicsAndFits(t *testing.T) {
 	states["chooser"] = press(t, m, "s")
 	states["end conflict"] = press(t, m, "G")
 	failed := m
-	failed.err = errors.New("step 6 (t=1080, A effect): FATAL: terminating connection due to administrator command (SQLSTATE 57P01)\nsecond line")
+	failed.Failure = errors.New("step 6 (t=1080, A effect): FATAL: terminating connection due to administrator command (SQLSTATE 57P01)\nsecond line")
 	states["error"] = failed
 	busy := m
-	busy.busy, busy.playing = true, true
-	busy.status = []text.Span{text.Plain("r: renewal blind → compare-and-renew · replayed to t=1075: owner A → B · fence 1 → 2 · expires 1135 → 1130")}
+	busy.Running, busy.Playing = "next", true
+	busy.Status = []text.Span{text.Plain("r: renewal blind → compare-and-renew · replayed to t=1075: owner A → B · fence 1 → 2 · expires 1135 → 1130")}
 	states["busy"] = busy
 	boot := newModel(context.Background(), asciiRenderer(), "", nil)
-	boot.boot = newBoot(boot.st, "local")
-	boot.boot, _ = boot.boot.Update(progressMsg{line: "initdb in /tmp/leaserace-xyz", ok: true})
+	boot.Boot = newBoot(boot.Styles, "local")
+	boot.Boot, _ = boot.Boot.Update(progressMsg{line: "initdb in /tmp/leaserace-xyz", ok: true})
 	states["boot"] = boot
 
 	for name, s := range states {
@@ -152,8 +152,8 @@ func TestNoColorKeepsEveryStateInWords(t *testing.T) {
 func TestStaleHeartbeatIsMarkedInFlight(t *testing.T) {
 	m := openModel(t, "renewal-race", blindOff(), 120, 40)
 	m = press(t, m, "right", "right", "right") // send, expiry, takeover
-	if len(m.snap.view.InFlight) != 1 || !m.snap.view.InFlight[0].Stale {
-		t.Fatalf("in flight %+v", m.snap.view.InFlight)
+	if len(m.Snap.View.InFlight) != 1 || !m.Snap.View.InFlight[0].Stale {
+		t.Fatalf("in flight %+v", m.Snap.View.InFlight)
 	}
 	v := m.View()
 	for _, want := range []string{"hb1 from A", "sent 1055, due 1075", "⚠ stale"} {
