@@ -191,3 +191,12 @@ func verdictRanges(col batch.Vary, row map[int64]batch.ExploreCell, v string) st
 	}
 	return fmt.Sprintf("%s at %s %s (%d of %d)", v, col.Name, strings.Join(ranges, ", "), n, total)
 }
+
+// mapLegend says what the cells mean, a line per verdict.
+func mapLegend(st *styles.Styles) [][]text.Span {
+	return [][]text.Span{
+		{text.Styled(&st.Good, "✓n"), text.Plain("  safe: n effects accepted, none stale, no valid write refused")},
+		{text.Styled(&st.Warn, "✗n"), text.Plain("  conflict: n effects accepted, a stale write among them")},
+		{text.Styled(&st.Alarm, "⊘n"), text.Plain("  blocked: n accepted, a valid write refused (strict fencing)")},
+	}
+}
