@@ -89,6 +89,6 @@ func BenchmarkView200x60Color(b *testing.B) {
 	r := lipgloss.NewRenderer(io.Discard)
 	r.SetColorProfile(termenv.TrueColor)
 	r.SetHasDarkBackground(true)
-	m.setRenderer(r)
+	m.SetRenderer(r)
 	benchView(b, m)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/leaserace/leaserace/engine"
 	"github.com/leaserace/leaserace/engine/transcript"
+	"github.com/leaserace/leaserace/tui/screen"
 	"github.com/muesli/termenv"
 )
 
@@ -91,8 +92,8 @@ func WriteCast(w io.Writer, t transcript.Transcript, o CastOptions) error {
 		r.SetColorProfile(termenv.Ascii)
 	}
 	r.SetHasDarkBackground(true)
-	m := newScreen(r)
-	m.Snap, m.Phase, m.Cast = takeSnapshot(rp), phaseReady, true
+	m := screen.New(r)
+	m.Snap, m.Phase, m.Cast = screen.SnapshotOf(rp), screen.PhaseReady, true
 
 	h := castHeader{Version: 2, Width: o.Width, Height: o.Height, Title: o.Title, Env: map[string]string{"TERM": "xterm-256color"}}
 	if meta := t.Meta; meta != nil {
@@ -105,7 +106,7 @@ func WriteCast(w io.Writer, t transcript.Transcript, o CastOptions) error {
 		return err
 	}
 	// Hide the cursor while frames play; show it again at the end.
-	if err := castEvent(bw, 0, "o", "\x1b[?25l"+redraw(m.frame(o.Width, o.Height))); err != nil {
+	if err := castEvent(bw, 0, "o", "\x1b[?25l"+redraw(m.Frame(o.Width, o.Height))); err != nil {
 		return err
 	}
 	ctx := context.Background()
@@ -115,12 +116,12 @@ func WriteCast(w io.Writer, t transcript.Transcript, o CastOptions) error {
 		if err != nil {
 			return fmt.Errorf("cannot draw the transcript: %w", err)
 		}
-		m.Snap = takeSnapshot(rp)
+		m.Snap = screen.SnapshotOf(rp)
 		at += o.StepEvery
 		if err := castEvent(bw, at, "m", castMarker(st)); err != nil {
 			return err
 		}
-		if err := castEvent(bw, at, "o", redraw(m.frame(o.Width, o.Height))); err != nil {
+		if err := castEvent(bw, at, "o", redraw(m.Frame(o.Width, o.Height))); err != nil {
 			return err
 		}
 	}

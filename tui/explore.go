@@ -11,6 +11,7 @@ import (
 	"github.com/leaserace/leaserace/engine/batch"
 	"github.com/leaserace/leaserace/tui/exploremap"
 	"github.com/leaserace/leaserace/tui/keys"
+	"github.com/leaserace/leaserace/tui/screen"
 	"github.com/leaserace/leaserace/tui/text"
 )
 
@@ -142,5 +143,5 @@ func (e opEnv) jump(ctx context.Context, o op) doneMsg {
 	if from != o.knobs {
 		line = fmt.Sprintf("explore: %s %d → %d, knobs %s → %s", o.name, sc.Times[o.name], o.at, from, o.knobs)
 	}
-	return doneMsg{snap: takeSnapshot(r), moved: true, change: &engine.Change{From: from, To: o.knobs, Lines: []string{line}}}
+	return doneMsg{snap: screen.SnapshotOf(r), moved: true, change: &engine.Change{From: from, To: o.knobs, Lines: []string{line}}}
 }

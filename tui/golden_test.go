@@ -3,6 +3,9 @@ package tui
 import (
 	"bytes"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -40,9 +43,11 @@ func moments() []moment {
 }
 
 // TestGoldenScreens drives the real Bubble Tea program with teatest at
-// fixed sizes, waits for each key moment, and compares the final frame
-// with testdata/TestGoldenScreens/<moment>-<W>x<H>.golden (-update writes
-// them). The ASCII profile keeps the files free of colour codes.
+// fixed sizes on live runs, waits for each key moment, and compares the
+// final frame with the renderer's golden frame of it,
+// tui/screen/testdata/TestGoldenScreens/<moment>-<W>x<H>.golden, which
+// tui/screen's own TestGoldenScreens draws (and -update writes) there.
+// The ASCII profile keeps the files free of colour codes.
 func TestGoldenScreens(t *testing.T) {
 	for _, mo := range moments() {
 		for _, sz := range [][2]int{{80, 24}, {120, 40}} {
@@ -63,11 +68,32 @@ func TestGoldenScreens(t *testing.T) {
 				if fm.Busy() || fm.Failure != nil || len(fm.queue) > 0 {
 					t.Fatalf("not settled: busy=%v err=%v queue=%d", fm.Busy(), fm.Failure, len(fm.queue))
 				}
-				frame := fm.frame(sz[0], sz[1])
+				frame := fm.Frame(sz[0], sz[1])
 				checkFrame(t, mo.name, frame, sz[0], sz[1])
-				teatest.RequireEqualOutput(t, []byte(frame+"\n"))
+				requireScreenGolden(t, frame)
 			})
 		}
+	}
+}
+
+// requireScreenGolden fails unless frame is byte for byte the renderer's
+// golden frame for this test, tui/screen/testdata/<test name>.golden: the
+// program must draw exactly what the screen package pins. Only
+// tui/screen's tests write those files.
+func requireScreenGolden(t *testing.T, frame string) {
+	t.Helper()
+	path := filepath.Join("screen", "testdata", t.Name()+".golden")
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("the renderer's golden frame: %v", err)
+	}
+	if got := frame + "\n"; got != string(want) {
+		gl, wl := strings.Split(got, "\n"), strings.Split(string(want), "\n")
+		line := 0
+		for line < min(len(gl), len(wl)) && gl[line] == wl[line] {
+			line++
+		}
+		t.Fatalf("the frame differs from %s from line %d:\nwant:\n%s\ngot:\n%s", path, line+1, want, got)
 	}
 }
 

@@ -3,11 +3,13 @@ package tui
 import (
 	"context"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/leaserace/leaserace/engine"
 	"github.com/leaserace/leaserace/engine/pgtest"
 	"github.com/leaserace/leaserace/scenario"
@@ -166,5 +168,22 @@ func runCmd(cmd tea.Cmd) []tea.Msg {
 		return nil
 	default:
 		return []tea.Msg{msg}
+	}
+}
+
+// checkFrame fails unless the frame fits w×h exactly or less.
+func checkFrame(t *testing.T, what string, f string, w, h int) {
+	t.Helper()
+	if f == "" {
+		return
+	}
+	lines := strings.Split(f, "\n")
+	if len(lines) > h {
+		t.Fatalf("%s at %d×%d: %d lines", what, w, h, len(lines))
+	}
+	for i, l := range lines {
+		if lw := ansi.StringWidth(l); lw > w {
+			t.Fatalf("%s at %d×%d: line %d is %d wide: %q", what, w, h, i, lw, l)
+		}
 	}
 }

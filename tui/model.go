@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
@@ -18,10 +17,7 @@ import (
 	"github.com/leaserace/leaserace/engine/room"
 	"github.com/leaserace/leaserace/engine/search"
 	"github.com/leaserace/leaserace/engine/transcript"
-	"github.com/leaserace/leaserace/scenario"
-	"github.com/leaserace/leaserace/tui/exploremap"
-	"github.com/leaserace/leaserace/tui/keys"
-	"github.com/leaserace/leaserace/tui/styles"
+	"github.com/leaserace/leaserace/tui/screen"
 	"github.com/leaserace/leaserace/tui/text"
 )
 
@@ -31,14 +27,6 @@ const playEvery = 700 * time.Millisecond
 
 // maxQueue bounds key presses that wait while a step runs.
 const maxQueue = 16
-
-// phase is where the model is in its life.
-type phase int
-
-const (
-	phaseBoot phase = iota // the provider is starting PostgreSQL
-	phaseReady
-)
 
 // Config builds a Model around a run that is already open.
 type Config struct {
@@ -82,50 +70,12 @@ type Config struct {
 	Remote bool
 }
 
-// screen is everything a frame shows: a snapshot of the run and the TUI's
-// own state (what is busy, the status line, the overlays). Rendering is a
-// pure function of a screen and a size: it never calls the engine, so the
-// TUI, the asciicast writer and every SSH session draw alike.
-type screen struct {
-	Styles  *styles.Styles
-	Keys    keys.Map
-	Help    help.Model
-	Chooser chooser
-	Explore exploremap.Explorer
-	Boot    boot
-	Phase   phase
-	Snap    snapshot
-	// Replay is set when the screen shows recorded runs: the banner says
-	// so, where and when they were recorded, and why (offline).
-	Replay *replayInfo
-
-	// Running names the engine command under way, "" when none is.
-	Running string
-	Playing bool
-	Status  []text.Span
-	// Failure is the engine error shown in place, if any.
-	Failure error
-	// Psql is how to open psql beside the run on screen (full help).
-	Psql psqlInfo
-	// Play is the move menu of play mode; Ask the question on screen.
-	Play playMenu
-	Ask  *askPrompt
-	// Tally counts the questions answered so far.
-	Tally transcript.AskTally
-	// Room is the TUI's part in a workshop room; nil outside one.
-	Room *roomState
-	// Search is the exhaustive search of the schedules under the knobs on
-	// show, for the goal panel: nil until one is asked for.
-	Search *searchState
-	// Cast is set for frames rendered into an asciicast: no key help, as
-	// nobody can press a key in a recording.
-	Cast bool
-}
-
 // Model is the Bubble Tea model of the TUI. It is a value; everything it
 // started on the server lives in a shared session so any copy can Close.
+// What a frame shows is its Screen; the fields below are what only the
+// model needs to change it.
 type Model struct {
-	screen
+	screen.Screen
 	s *session
 
 	run *engine.Run
@@ -141,8 +91,9 @@ type Model struct {
 	every func(time.Duration, func(time.Time) tea.Msg) tea.Cmd
 
 	width, height int
-	// startup starts PostgreSQL and opens the first run (Run only).
-	startup tea.Cmd
+	// startup starts PostgreSQL and opens the first run (Run only);
+	// bootListen waits for the provider's next progress line meanwhile.
+	startup, bootListen tea.Cmd
 	// bootErr is why start-up failed; Run returns it after the program ends.
 	bootErr error
 	// noAsk skips the predict-then-reveal questions; startPlay opens in
@@ -172,18 +123,6 @@ type Model struct {
 	quitting bool
 }
 
-// replayInfo is what the REPLAY banner and the session walk show. It is
-// copied on every change, never changed in place, since models are values.
-type replayInfo struct {
-	// Offline is why no PostgreSQL could start, when the TUI fell back to
-	// the shipped recordings ("" for leaserace replay FILE).
-	Offline string
-	// Walk is the presenter's session recorded in the file; WalkAt is the
-	// entry on show, 1-based, 0 before the walk starts.
-	Walk   []transcript.PresenterEntry
-	WalkAt int
-}
-
 // NewModel wraps an open run. ctx bounds every engine call the model makes;
 // cancelling it stops them. Call Close when done, also after tea.Program.Run.
 func NewModel(ctx context.Context, cfg Config) (Model, error) {
@@ -196,7 +135,7 @@ func NewModel(ctx context.Context, cfg Config) (Model, error) {
 		return Model{}, errors.New("the session is already closed")
 	}
 	m.s.host, m.s.who, m.s.orders = cfg.Host, cfg.Who, cfg.Orders
-	m.run, m.Snap, m.Phase = cfg.Run, takeSnapshot(cfg.Run), phaseReady
+	m.run, m.Snap, m.Phase = cfg.Run, screen.SnapshotOf(cfg.Run), screen.PhaseReady
 	m.noAsk, m.remote = cfg.NoAsk, cfg.Remote
 	m.Play.On = cfg.Play && m.Snap.Live
 	// A search started now reports once the program runs (Init).
@@ -233,28 +172,7 @@ func newModel(ctx context.Context, r *lipgloss.Renderer, exportDir string, now f
 	if now == nil {
 		now = time.Now
 	}
-	return Model{screen: newScreen(r), s: newSession(ctx), exportDir: exportDir, now: now, every: tea.Tick}
-}
-
-// newScreen is an empty screen whose styles are built on r (nil means
-// NO_COLOR-aware stdout): each SSH session has a renderer of its own.
-func newScreen(r *lipgloss.Renderer) screen {
-	if r == nil {
-		r = styles.NewRenderer(nil, false)
-	}
-	h := help.New()
-	h.ShortSeparator = " · "
-	c := screen{Keys: keys.Default(), Help: h, Chooser: newChooser()}
-	c.setRenderer(r)
-	return c
-}
-
-// setRenderer builds the styles, the help's and the spinner's on r.
-func (m *screen) setRenderer(r *lipgloss.Renderer) {
-	st := styles.New(r)
-	m.Styles = &st
-	m.Help.Styles = st.Help
-	m.Boot.Spin.Style = st.Spinner
+	return Model{Screen: screen.New(r), s: newSession(ctx), exportDir: exportDir, now: now, every: tea.Tick}
 }
 
 // Close stops the model's commands and closes every run and server it owns.
@@ -274,8 +192,8 @@ func (m Model) Err() error { return m.Failure }
 
 // Init starts the spinner while booting; a ready model has nothing to do.
 func (m Model) Init() tea.Cmd {
-	if m.Phase == phaseBoot {
-		return tea.Batch(m.Boot.Spin.Tick, m.startup, m.Boot.listen)
+	if m.Phase == screen.PhaseBoot {
+		return tea.Batch(m.Boot.Spin.Tick, m.startup, m.bootListen)
 	}
 	return tea.Batch(m.initRoom(), m.startup)
 }
@@ -286,7 +204,7 @@ type playTickMsg struct{ gen int }
 // readyMsg ends the boot phase with the first run open.
 type readyMsg struct {
 	run  *engine.Run
-	snap snapshot
+	snap screen.Snapshot
 	err  error
 	// offline is set when no PostgreSQL could start and run is a replay
 	// of the shipped recordings instead: it says why.
@@ -340,7 +258,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.quitting = true
 			return m, tea.Quit
 		}
-		m.run, m.Snap, m.Phase = msg.run, msg.snap, phaseReady
+		m.run, m.Snap, m.Phase = msg.run, msg.snap, screen.PhaseReady
 		m.Psql = psqlOf(msg.run, m.s.provider)
 		if msg.offline != "" {
 			m = m.asReplay(msg.offline)
@@ -352,9 +270,9 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m, search := m.searchGoals()
 		return m, tea.Batch(m.psqlNote(), m.initRoom(), search)
 	}
-	if m.Phase == phaseBoot {
+	if m.Phase == screen.PhaseBoot {
 		var cmd tea.Cmd
-		m.Boot, cmd = m.Boot.Update(msg)
+		m.Boot, cmd = updateBoot(m.Boot, m.bootListen, msg)
 		return m, cmd
 	}
 	return m, nil
@@ -380,12 +298,12 @@ func (m Model) key(km tea.KeyMsg) (tea.Model, tea.Cmd) {
 		m.quitting = true
 		return m, tea.Quit
 	}
-	if m.Phase == phaseBoot {
+	if m.Phase == screen.PhaseBoot {
 		return m, nil
 	}
 	if m.Chooser.Open {
 		var cmd tea.Cmd
-		m.Chooser, cmd = m.Chooser.Update(km)
+		m.Chooser, cmd = updateChooser(m.Chooser, km)
 		return m, cmd
 	}
 	if m.Explore.Open {
@@ -422,7 +340,7 @@ func (m Model) key(km tea.KeyMsg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case key.Matches(km, m.Keys.Scenario):
 		m.Playing = false
-		m.Chooser = m.Chooser.show(m.Snap.Scenario.Name)
+		m.Chooser = showChooser(m.Chooser, m.Snap.Scenario.Name)
 		return m, nil
 	case key.Matches(km, m.Keys.Play):
 		return m.togglePlay()
@@ -476,7 +394,7 @@ func (m Model) start(o op) (Model, tea.Cmd) {
 		return held, nil
 	}
 	m.Running, m.busyOp = o.kind.String(), o
-	env := opEnv{s: m.s, run: m.run, shown: m.Snap, log: slices.Clone(m.log), asks: m.Tally, exportDir: m.exportDir, now: m.now(), noColor: m.noColor()}
+	env := opEnv{s: m.s, run: m.run, shown: m.Snap, log: slices.Clone(m.log), asks: m.Tally, exportDir: m.exportDir, now: m.now(), noColor: m.NoColor()}
 	if m.Replay != nil {
 		env.replay, env.home = true, m.home
 		if o.kind == opWalk {
@@ -580,7 +498,7 @@ func (m Model) done(d doneMsg) (tea.Model, tea.Cmd) {
 	switch d.op.kind {
 	case opRenewal, opFencing:
 		m.lastTog = d.change
-		m.Status = m.changeStatus(d.change)
+		m.Status = m.ChangeStatus(d.change)
 	case opExport:
 		m.Status = []text.Span{text.Styled(&m.Styles.Good, "✓ exported"), text.Plain(" " + exportedPaths(d.paths))}
 	case opReconnect:
@@ -594,7 +512,7 @@ func (m Model) done(d doneMsg) (tea.Model, tea.Cmd) {
 		ri := *m.Replay
 		ri.WalkAt = d.op.index
 		m.Replay = &ri
-		m.Status = m.walkStatus(d.info)
+		m.Status = m.WalkStatus(d.info)
 	case opExplore:
 		m.Explore.Grid = d.grid
 		if d.grid.Of(m.Snap.Scenario, d.grid.Vary) {
@@ -660,28 +578,6 @@ func (m Model) entry(kind string) transcript.PresenterEntry {
 	return transcript.PresenterEntry{Kind: kind, Scenario: m.Snap.Scenario.Name, T: v.Now, Pos: v.Pos, Knobs: v.Knobs}
 }
 
-// changeStatus says what a toggle did: the knob, then what it changed.
-func (m screen) changeStatus(ch *engine.Change) []text.Span {
-	if ch == nil {
-		return nil
-	}
-	var p []text.Span
-	switch {
-	case ch.From.Renewal != ch.To.Renewal:
-		p = append(p, text.Plain(fmt.Sprintf("r: renewal %s → ", ch.From.Renewal)), text.Styled(&m.Styles.Changed, ch.To.Renewal.Describe()))
-	case ch.From.Fencing != ch.To.Fencing:
-		p = append(p, text.Plain(fmt.Sprintf("f: fencing %s → ", ch.From.Fencing)), text.Styled(&m.Styles.Changed, ch.To.Fencing.Describe()))
-	}
-	p = append(p, text.Plain(fmt.Sprintf(" · same t=%d, other setting (not later in time): ", m.Snap.View.Now)))
-	for i, l := range ch.Lines {
-		if i > 0 {
-			p = append(p, text.Plain(" · "))
-		}
-		p = append(p, text.Styled(&m.Styles.Changed, l))
-	}
-	return p
-}
-
 // exportedPaths names the exported files short enough for the status
 // line: the first in full, the others by what differs ("… .json, .md,
 // .mmd and .cast").
@@ -703,25 +599,4 @@ func exportedPaths(paths []string) string {
 		return first
 	}
 	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
-}
-
-// playMenu is play mode: on, and the menu entry picked (the moves
-// enabled now are the snapshot's options).
-type playMenu struct {
-	On bool
-	At int
-}
-
-// askPrompt is a predict-then-reveal question on screen: asked before its
-// step runs, answered after.
-type askPrompt struct {
-	Ask scenario.Ask
-	// Pick is the choice made (-1 while the question waits); Answer the
-	// choice that matches what really happened, and Fact what did, once
-	// the step ran.
-	Pick   int
-	Answer string
-	Fact   string
-	// T is the time of the step the question is about.
-	T int64
 }

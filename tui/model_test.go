@@ -2,19 +2,15 @@ package tui
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/jackc/pgx/v5"
 	"github.com/leaserace/leaserace/engine/pgtest"
-	"github.com/leaserace/leaserace/engine/resource"
 	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/scenario"
 )
@@ -542,24 +538,5 @@ func TestClosedSessionRunsNothing(t *testing.T) {
 	}
 	if err := m.Close(context.Background()); err != nil {
 		t.Fatalf("second Close: %v", err)
-	}
-}
-
-// The status line names the failed part from the engine's classification
-// of the error, never from its text.
-func TestLostServerWording(t *testing.T) {
-	m := openModel(t, "control", blindOff(), 100, 30)
-	for _, tc := range []struct {
-		err  error
-		want string
-	}{
-		{errors.New("syntax error near PostgreSQL went away"), "The last step failed"},
-		{fmt.Errorf("step 2: %w", context.DeadlineExceeded), "PostgreSQL went away"},
-		{&resource.CallError{URL: "http://127.0.0.1:1", What: "write", Message: "refused", Err: syscall.ECONNREFUSED}, "The resource stopped answering"},
-	} {
-		m.Failure = tc.err
-		if got := strings.Join(m.statusLines(100), " "); !strings.Contains(got, tc.want) {
-			t.Errorf("%v: status %q, want %q", tc.err, got, tc.want)
-		}
 	}
 }

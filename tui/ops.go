@@ -13,6 +13,7 @@ import (
 	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/scenario"
 	"github.com/leaserace/leaserace/tui/exploremap"
+	"github.com/leaserace/leaserace/tui/screen"
 )
 
 // opTimeout bounds one engine call. A local step takes milliseconds; this
@@ -68,7 +69,7 @@ type op struct {
 type doneMsg struct {
 	op   op
 	run  *engine.Run // set when the command opened a new run
-	snap snapshot
+	snap screen.Snapshot
 	// moved is false when the command left the run where it was (at the
 	// start already, past the last event).
 	moved  bool
@@ -85,7 +86,7 @@ type doneMsg struct {
 type opEnv struct {
 	s         *session
 	run       *engine.Run
-	shown     snapshot
+	shown     screen.Snapshot
 	log       []transcript.PresenterEntry
 	asks      transcript.AskTally
 	exportDir string
@@ -131,12 +132,12 @@ func (e opEnv) command(o op) tea.Cmd {
 		case opNext:
 			st, err := r.Next(ctx)
 			if errors.Is(err, engine.ErrEnd) {
-				return doneMsg{snap: takeSnapshot(r), info: "That was the last event: G jumps to the end of the window, g back to the start."}
+				return doneMsg{snap: screen.SnapshotOf(r), info: "That was the last event: G jumps to the end of the window, g back to the start."}
 			}
 			if err != nil {
 				return doneMsg{err: err}
 			}
-			return doneMsg{snap: takeSnapshot(r), moved: true, step: &st}
+			return doneMsg{snap: screen.SnapshotOf(r), moved: true, step: &st}
 		case opFollow:
 			return e.follow(ctx, o.lead)
 		case opPlayMove:
@@ -144,12 +145,12 @@ func (e opEnv) command(o op) tea.Cmd {
 			if err != nil {
 				return doneMsg{err: err}
 			}
-			return doneMsg{snap: takeSnapshot(r), moved: true, step: &st}
+			return doneMsg{snap: screen.SnapshotOf(r), moved: true, step: &st}
 		case opPrev:
 			pos, now := r.Pos(), r.Now()
 			if pos == 0 {
 				if now <= r.Start() {
-					return doneMsg{snap: takeSnapshot(r), info: "Already at the start: → runs the first event."}
+					return doneMsg{snap: screen.SnapshotOf(r), info: "Already at the start: → runs the first event."}
 				}
 				return e.seek(ctx, r, func() error { return r.Seek(ctx, 0) })
 			}
@@ -161,14 +162,14 @@ func (e opEnv) command(o op) tea.Cmd {
 			return e.seek(ctx, r, func() error { return r.Seek(ctx, target) })
 		case opTickNext:
 			if r.Now() >= r.End() && r.Pos() >= r.Len() {
-				return doneMsg{snap: takeSnapshot(r), info: "At the end of the window."}
+				return doneMsg{snap: screen.SnapshotOf(r), info: "At the end of the window."}
 			}
 			now := r.Now()
 			return e.seek(ctx, r, func() error { return r.SeekTime(ctx, now+1) })
 		case opTickPrev:
 			now := r.Now()
 			if now <= r.Start() {
-				return doneMsg{snap: takeSnapshot(r), info: "Already at the start of the window."}
+				return doneMsg{snap: screen.SnapshotOf(r), info: "Already at the start of the window."}
 			}
 			return e.seek(ctx, r, func() error { return r.SeekTime(ctx, now-1) })
 		case opStart:
@@ -187,7 +188,7 @@ func (e opEnv) command(o op) tea.Cmd {
 			if err != nil {
 				return doneMsg{err: err}
 			}
-			return doneMsg{snap: takeSnapshot(r), moved: true, change: &ch}
+			return doneMsg{snap: screen.SnapshotOf(r), moved: true, change: &ch}
 		case opReconnect:
 			return e.reconnect(ctx, r)
 		case opExport:
@@ -195,7 +196,7 @@ func (e opEnv) command(o op) tea.Cmd {
 			if err != nil {
 				return doneMsg{err: err}
 			}
-			return doneMsg{snap: takeSnapshot(r), paths: paths}
+			return doneMsg{snap: screen.SnapshotOf(r), paths: paths}
 		case opOpen:
 			return e.open(ctx, o.name)
 		case opWalk:
@@ -213,7 +214,7 @@ func (e opEnv) seek(_ context.Context, r *engine.Run, f func() error) doneMsg {
 	if err := f(); err != nil {
 		return doneMsg{err: err}
 	}
-	return doneMsg{snap: takeSnapshot(r), moved: true}
+	return doneMsg{snap: screen.SnapshotOf(r), moved: true}
 }
 
 // reconnect dials again and brings the run back to exactly the state the
@@ -224,14 +225,14 @@ func (e opEnv) reconnect(ctx context.Context, r *engine.Run) doneMsg {
 	}
 	pos, now := e.shown.View.Pos, e.shown.View.Now
 	if e.shown.Scenario != r.Scenario() {
-		return doneMsg{snap: takeSnapshot(r), moved: true}
+		return doneMsg{snap: screen.SnapshotOf(r), moved: true}
 	}
 	if r.Pos() != pos || r.Now() != now {
 		if err := goTo(ctx, r, pos, now); err != nil {
 			return doneMsg{err: err}
 		}
 	}
-	return doneMsg{snap: takeSnapshot(r), moved: true}
+	return doneMsg{snap: screen.SnapshotOf(r), moved: true}
 }
 
 // goTo brings r to pos events taken with the cursor at now: by event when
@@ -259,13 +260,13 @@ func (e opEnv) follow(ctx context.Context, l room.Lead) doneMsg {
 	}
 	if r.Knobs() != k {
 		if _, err := r.SetKnobs(ctx, k); err != nil {
-			return doneMsg{err: err, run: opened, snap: takeSnapshot(r)}
+			return doneMsg{err: err, run: opened, snap: screen.SnapshotOf(r)}
 		}
 	}
 	if err := goTo(ctx, r, pos, t); err != nil {
-		return doneMsg{err: err, run: opened, snap: takeSnapshot(r)}
+		return doneMsg{err: err, run: opened, snap: screen.SnapshotOf(r)}
 	}
-	return doneMsg{run: opened, snap: takeSnapshot(r), moved: true}
+	return doneMsg{run: opened, snap: screen.SnapshotOf(r), moved: true}
 }
 
 // open starts the named scenario on the same server with the same knobs
@@ -294,7 +295,7 @@ func (e opEnv) open(ctx context.Context, name string) doneMsg {
 		_ = nr.Close(context.WithoutCancel(ctx))
 		return doneMsg{err: errors.New("leaserace is shutting down")}
 	}
-	d := doneMsg{run: nr, snap: takeSnapshot(nr), moved: true}
+	d := doneMsg{run: nr, snap: screen.SnapshotOf(nr), moved: true}
 	if e.run != nil && e.run != nr {
 		if err := e.s.release(ctx, e.run); err != nil {
 			d.info = err.Error()
@@ -336,7 +337,7 @@ func (e opEnv) switchTo(ctx context.Context, r *engine.Run, info string) doneMsg
 		_ = r.Close(context.WithoutCancel(ctx))
 		return doneMsg{err: errors.New("leaserace is shutting down")}
 	}
-	d := doneMsg{run: r, snap: takeSnapshot(r), moved: true, info: info}
+	d := doneMsg{run: r, snap: screen.SnapshotOf(r), moved: true, info: info}
 	if e.run != nil && e.run != r && e.run != e.home {
 		if err := e.s.release(ctx, e.run); err != nil {
 			d.info = err.Error()
@@ -356,7 +357,7 @@ func (e opEnv) walkTo(ctx context.Context, en transcript.PresenterEntry) doneMsg
 	if en.Scenario != "" && en.Scenario != r.Scenario().Name {
 		d := e.openRecorded(ctx, en.Scenario, en.Knobs)
 		if d.err != nil {
-			return doneMsg{snap: takeSnapshot(r), info: fmt.Sprintf("no recording of scenario %s to show", en.Scenario)}
+			return doneMsg{snap: screen.SnapshotOf(r), info: fmt.Sprintf("no recording of scenario %s to show", en.Scenario)}
 		}
 		r, opened = d.run, true
 		if d.info != "" {
@@ -378,7 +379,7 @@ func (e opEnv) walkTo(ctx context.Context, en transcript.PresenterEntry) doneMsg
 	if r.Pos() < en.Pos {
 		notes = append(notes, fmt.Sprintf("the recording ends at event %d", r.Pos()))
 	}
-	d := doneMsg{snap: takeSnapshot(r), moved: true, change: change, info: strings.Join(notes, "; ")}
+	d := doneMsg{snap: screen.SnapshotOf(r), moved: true, change: change, info: strings.Join(notes, "; ")}
 	if opened {
 		d.run = r
 	}

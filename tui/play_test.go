@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/charmbracelet/x/exp/golden"
 	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/scenario"
 )
@@ -205,8 +204,9 @@ func TestPredictThenReveal(t *testing.T) {
 	}
 }
 
-// The goal panel and a prediction prompt, as golden screens
-// (testdata/TestGoldenPlayScreens/*.golden; -update rewrites them).
+// The goal panel and a prediction prompt, reached by keys, draw the
+// renderer's golden screens of them
+// (tui/screen/testdata/TestGoldenPlayScreens/*.golden).
 func TestGoldenPlayScreens(t *testing.T) {
 	sc, err := scenario.LoadFile("testdata/ask-race.yaml")
 	if err != nil {
@@ -217,18 +217,18 @@ func TestGoldenPlayScreens(t *testing.T) {
 		t.Run("prediction-prompt-"+size, func(t *testing.T) {
 			m := openScenarioModel(t, sc, blindOff(), sz[0], sz[1], nil)
 			m = press(t, m, "right", "right", "right", "right", "right")
-			frame := m.frame(sz[0], sz[1])
+			frame := m.Frame(sz[0], sz[1])
 			checkFrame(t, "prediction prompt", frame, sz[0], sz[1])
-			golden.RequireEqual(t, []byte(frame+"\n"))
+			requireScreenGolden(t, frame)
 		})
 		t.Run("goal-panel-"+size, func(t *testing.T) {
 			m := openScenarioModel(t, sc, blindOff(), sz[0], sz[1], func(c *Config) { c.Play, c.NoAsk = true, true })
 			for _, mv := range []string{"A:send hb1", "clock:advance@1060", "clock:advance@1070", "B:acquire", "B:effect", "clock:advance@1075", "A:deliver hb1", "A:effect"} {
 				m = choose(t, m, mv)
 			}
-			frame := m.frame(sz[0], sz[1])
+			frame := m.Frame(sz[0], sz[1])
 			checkFrame(t, "goal panel", frame, sz[0], sz[1])
-			golden.RequireEqual(t, []byte(frame+"\n"))
+			requireScreenGolden(t, frame)
 		})
 	}
 }

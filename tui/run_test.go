@@ -15,6 +15,7 @@ import (
 	"github.com/leaserace/leaserace/engine/pgserver"
 	"github.com/leaserace/leaserace/engine/pgtest"
 	"github.com/leaserace/leaserace/scenario"
+	"github.com/leaserace/leaserace/tui/screen"
 	"go.uber.org/goleak"
 )
 
@@ -158,11 +159,11 @@ func TestRunReportsAProviderThatCannotStart(t *testing.T) {
 
 func TestBootScreenNamesTheProviderAndItsProgress(t *testing.T) {
 	m := newModel(context.Background(), asciiRenderer(), "", nil)
-	m.Boot = newBoot(m.Styles, "local")
+	m.Boot = screen.NewBoot(m.Styles, "local")
 	for _, l := range []string{"initdb", "starting postgres"} {
-		m.Boot, _ = m.Boot.Update(progressMsg{line: l, ok: true})
+		m.Boot, _ = updateBoot(m.Boot, nil, progressMsg{line: l, ok: true})
 	}
-	v := m.frame(80, 24)
+	v := m.Frame(80, 24)
 	for _, want := range []string{"local provider", "initdb", "starting postgres"} {
 		if !strings.Contains(v, want) {
 			t.Errorf("boot screen lacks %q:\n%s", want, v)
@@ -170,7 +171,7 @@ func TestBootScreenNamesTheProviderAndItsProgress(t *testing.T) {
 	}
 	// Keys other than quit wait for the server.
 	nm, cmd := m.Update(keyMsg("right"))
-	if cmd != nil || nm.(Model).Phase != phaseBoot {
+	if cmd != nil || nm.(Model).Phase != screen.PhaseBoot {
 		t.Error("→ did something while PostgreSQL was starting")
 	}
 	if _, cmd := m.Update(keyMsg("q")); cmd == nil {

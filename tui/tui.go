@@ -2,8 +2,12 @@
 // one event at a time against a real PostgreSQL server, with the
 // coordinator row, the heartbeats in flight and the protected resource side
 // by side, and the knobs toggled live. The same screen replays recorded
-// transcripts without a database (engine.NewReplay, under a REPLAY banner)
-// and draws the frames of an asciicast (WriteCast).
+// transcripts without a database (engine.NewReplay, under a REPLAY banner).
+//
+// This package is the Bubble Tea model: it dispatches keys, runs the
+// engine's commands and owns what they open. What a frame shows is a
+// screen.Screen, drawn by tui/screen, which also draws the frames of an
+// asciicast (WriteCast); the explore map is tui/exploremap's.
 package tui
 
 import (
@@ -22,6 +26,7 @@ import (
 	"github.com/leaserace/leaserace/engine/room"
 	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/scenario"
+	"github.com/leaserace/leaserace/tui/screen"
 	"github.com/leaserace/leaserace/tui/styles"
 	"github.com/muesli/termenv"
 )
@@ -123,9 +128,9 @@ func Run(ctx context.Context, o Options) (err error) {
 			return err
 		}
 	} else {
-		m.Boot = newBoot(m.Styles, o.Provider.Name())
+		m.Boot = screen.NewBoot(m.Styles, o.Provider.Name())
 		progress := newProgress()
-		m.Boot.listen = progress.listen
+		m.bootListen = progress.listen
 		m.startup = m.bootCmd(o.Provider, progress, sc, k, o.At, o.Fallback)
 	}
 
@@ -232,7 +237,7 @@ func (m Model) openReplay(rp *engine.Run, at *int64) (Model, error) {
 			return m, err
 		}
 	}
-	m.run, m.Snap, m.Phase = rp, takeSnapshot(rp), phaseReady
+	m.run, m.Snap, m.Phase = rp, screen.SnapshotOf(rp), screen.PhaseReady
 	m.Psql = psqlOf(rp, "")
 	m = m.asReplay("")
 	m.log = append(m.log, m.entry(transcript.PresenterScenario))
@@ -255,7 +260,7 @@ func fallback(ctx context.Context, sc *scenario.Scenario, k scenario.Knobs, at *
 			return readyMsg{err: err}
 		}
 	}
-	return readyMsg{run: rp, snap: takeSnapshot(rp), offline: OfflineReason(startErr)}
+	return readyMsg{run: rp, snap: screen.SnapshotOf(rp), offline: OfflineReason(startErr)}
 }
 
 // bootCmd starts the server, opens the scenario and positions it; with
@@ -310,6 +315,6 @@ func (m Model) bootCmd(pv pgserver.Provider, pr *progress, sc *scenario.Scenario
 				return readyMsg{err: fmt.Errorf("could not run scenario %s up to t=%d: %w", sc.Name, *at, err)}
 			}
 		}
-		return readyMsg{run: run, snap: takeSnapshot(run)}
+		return readyMsg{run: run, snap: screen.SnapshotOf(run)}
 	}
 }

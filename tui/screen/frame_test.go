@@ -1,35 +1,20 @@
-package tui
+package screen
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
+	"syscall"
 	"testing"
 
-	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/leaserace/leaserace/engine/resource"
 	"github.com/leaserace/leaserace/tui/text"
 	"github.com/muesli/termenv"
 )
-
-// checkFrame fails unless the frame fits w×h exactly or less.
-func checkFrame(t *testing.T, what string, f string, w, h int) {
-	t.Helper()
-	if f == "" {
-		return
-	}
-	lines := strings.Split(f, "\n")
-	if len(lines) > h {
-		t.Fatalf("%s at %d×%d: %d lines", what, w, h, len(lines))
-	}
-	for i, l := range lines {
-		if lw := ansi.StringWidth(l); lw > w {
-			t.Fatalf("%s at %d×%d: line %d is %d wide: %q", what, w, h, i, lw, l)
-		}
-	}
-}
 
 // sizes samples 1×1..300×100 densely: every width and every height, each
 // against a spread of the other, and the corners.
@@ -50,14 +35,34 @@ func sizes() [][2]int {
 	return out
 }
 
-func TestViewAtEverySizeNeverPanicsAndFits(t *testing.T) {
-	base := openModel(t, "renewal-race", blindOff(), 120, 40)
-	states := map[string]Model{"start": base}
-	m := press(t, base, "right", "right", "right", "right", "right")
+// at1075 is renewal-race under blind/off with its first five events run:
+// the delayed heartbeat has just arrived.
+func at1075(t *testing.T) Screen {
+	t.Helper()
+	r := shipped(t, "renewal-race", blindOff())
+	next(t, r, 5)
+	return showing(r)
+}
+
+func TestFrameAtEverySizeNeverPanicsAndFits(t *testing.T) {
+	states := map[string]Screen{"start": showing(shipped(t, "renewal-race", blindOff()))}
+	m := at1075(t)
 	states["1075"] = m
-	states["full help"] = press(t, m, "?")
-	states["chooser"] = press(t, m, "s")
-	states["end conflict"] = press(t, m, "G")
+	help := m
+	help.Help.ShowAll = true
+	help.Psql = Psql{
+		Line:   `psql "host=/tmp/leaserace-pg-1163280452 port=5432 user=postgres dbname=postgres sslmode=disable options=-csearch_path=lr_fe260eb86a"`,
+		Schema: "lr_fe260eb86a", NeedsPassword: true,
+	}
+	states["full help"] = help
+	chooser := m
+	chooser.Chooser.Open = true
+	states["chooser"] = chooser
+	end := shipped(t, "renewal-race", blindOff())
+	if err := end.SeekTime(testCtx(t), end.End()); err != nil {
+		t.Fatal(err)
+	}
+	states["end conflict"] = showing(end)
 	failed := m
 	failed.Failure = errors.New("step 6 (t=1080, A effect): FATAL: terminating connection due to administrator command (SQLSTATE 57P01)\nsecond line")
 	states["error"] = failed
@@ -65,9 +70,9 @@ func TestViewAtEverySizeNeverPanicsAndFits(t *testing.T) {
 	busy.Running, busy.Playing = "next", true
 	busy.Status = []text.Span{text.Plain("r: renewal blind → compare-and-renew · replayed to t=1075: owner A → B · fence 1 → 2 · expires 1135 → 1130")}
 	states["busy"] = busy
-	boot := newModel(context.Background(), asciiRenderer(), "", nil)
-	boot.Boot = newBoot(boot.Styles, "local")
-	boot.Boot, _ = boot.Boot.Update(progressMsg{line: "initdb in /tmp/leaserace-xyz", ok: true})
+	boot := New(asciiRenderer())
+	boot.Boot = NewBoot(boot.Styles, "local")
+	boot.Boot.Lines = []string{"initdb in /tmp/leaserace-xyz"}
 	states["boot"] = boot
 
 	for name, s := range states {
@@ -78,33 +83,33 @@ func TestViewAtEverySizeNeverPanicsAndFits(t *testing.T) {
 						t.Fatalf("%s at %d×%d panicked: %v", name, sz[0], sz[1], r)
 					}
 				}()
-				nm, _ := s.Update(tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
-				checkFrame(t, name, nm.(Model).View(), sz[0], sz[1])
+				checkFrame(t, name, s.Frame(sz[0], sz[1]), sz[0], sz[1])
 			}()
 		}
 	}
 }
 
 func TestTooSmallSaysWhatItNeeds(t *testing.T) {
-	m := openModel(t, "renewal-race", blindOff(), 59, 30)
-	if v := m.View(); !strings.Contains(v, "60×16") || !strings.Contains(v, "59×30") {
+	m := showing(shipped(t, "renewal-race", blindOff()))
+	if v := m.Frame(59, 30); !strings.Contains(v, "60×16") || !strings.Contains(v, "59×30") {
 		t.Errorf("too narrow:\n%s", v)
 	}
-	m = send(t, m, tea.WindowSizeMsg{Width: 100, Height: 15})
-	if v := m.View(); !strings.Contains(v, "60×16") {
+	if v := m.Frame(100, 15); !strings.Contains(v, "60×16") {
 		t.Errorf("too short:\n%s", v)
 	}
-	m = send(t, m, tea.WindowSizeMsg{Width: 60, Height: 16})
-	if v := m.View(); strings.Contains(v, "needs a terminal") {
+	if v := m.Frame(60, 16); strings.Contains(v, "needs a terminal") {
 		t.Errorf("60×16 is enough:\n%s", v)
 	}
 }
 
 // At 80×24 every part of the story is on screen, wrapped between words.
 func TestEightyByTwentyFourKeepsEverything(t *testing.T) {
-	m := at1075(t, blindOff(), 80, 24)
-	m = press(t, m, "r")
-	v := m.View()
+	r := shipped(t, "renewal-race", blindOff())
+	m := showing(r)
+	for _, k := range []string{"right", "right", "right", "right", "right", "r"} {
+		m = press(t, r, m, k)
+	}
+	v := m.Frame(80, 24)
 	checkFrame(t, "80×24", v, 80, 24)
 	for _, want := range []string{
 		"renewal: compare-and-renew", "fencing: off (accept all)", "t=1075",
@@ -121,9 +126,9 @@ func TestEightyByTwentyFourKeepsEverything(t *testing.T) {
 }
 
 func TestNoColorKeepsEveryStateInWords(t *testing.T) {
-	m := openModel(t, "renewal-race", blindOff(), 120, 40)
-	m = press(t, m, "G")
-	plain := m.View()
+	r := shipped(t, "renewal-race", blindOff())
+	m := press(t, r, showing(r), "G")
+	plain := m.Frame(120, 40)
 	if strings.Contains(plain, "\x1b[") {
 		t.Fatalf("ASCII profile frame has escapes:\n%q", plain)
 	}
@@ -138,8 +143,8 @@ func TestNoColorKeepsEveryStateInWords(t *testing.T) {
 		r.SetColorProfile(termenv.TrueColor)
 		r.SetHasDarkBackground(dark)
 		cm := m
-		cm.setRenderer(r)
-		colour := cm.View()
+		cm.SetRenderer(r)
+		colour := cm.Frame(120, 40)
 		if !strings.Contains(colour, "\x1b[") {
 			t.Fatalf("truecolor frame (dark=%v) has no colour", dark)
 		}
@@ -150,12 +155,13 @@ func TestNoColorKeepsEveryStateInWords(t *testing.T) {
 }
 
 func TestStaleHeartbeatIsMarkedInFlight(t *testing.T) {
-	m := openModel(t, "renewal-race", blindOff(), 120, 40)
-	m = press(t, m, "right", "right", "right") // send, expiry, takeover
+	r := shipped(t, "renewal-race", blindOff())
+	next(t, r, 3) // send, expiry, takeover
+	m := showing(r)
 	if len(m.Snap.View.InFlight) != 1 || !m.Snap.View.InFlight[0].Stale {
 		t.Fatalf("in flight %+v", m.Snap.View.InFlight)
 	}
-	v := m.View()
+	v := m.Frame(120, 40)
 	for _, want := range []string{"hb1 from A", "sent 1055, due 1075", "⚠ stale"} {
 		if !strings.Contains(v, want) {
 			t.Errorf("lacks %q:\n%s", want, v)
@@ -163,15 +169,21 @@ func TestStaleHeartbeatIsMarkedInFlight(t *testing.T) {
 	}
 }
 
-func TestExportNameIsSanitised(t *testing.T) {
-	for in, want := range map[string]string{
-		"renewal-race":           "leaserace-renewal-race-20260314-150926",
-		"../../etc/Passwd v2":    "leaserace-etc-passwd-v2-20260314-150926",
-		"Ünïcode scenario_name!": "leaserace-n-code-scenario-name-20260314-150926",
-		"":                       "leaserace-scenario-20260314-150926",
+// The status line names the failed part from the engine's classification
+// of the error, never from its text.
+func TestLostServerWording(t *testing.T) {
+	m := showing(shipped(t, "control", blindOff()))
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{errors.New("syntax error near PostgreSQL went away"), "The last step failed"},
+		{fmt.Errorf("step 2: %w", context.DeadlineExceeded), "PostgreSQL went away"},
+		{&resource.CallError{URL: "http://127.0.0.1:1", What: "write", Message: "refused", Err: syscall.ECONNREFUSED}, "The resource stopped answering"},
 	} {
-		if got := exportBase(in, fixedNow()); got != want {
-			t.Errorf("exportBase(%q) = %q, want %q", in, got, want)
+		m.Failure = tc.err
+		if got := strings.Join(m.statusLines(100), " "); !strings.Contains(got, tc.want) {
+			t.Errorf("%v: status %q, want %q", tc.err, got, tc.want)
 		}
 	}
 }

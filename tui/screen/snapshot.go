@@ -1,4 +1,4 @@
-package tui
+package screen
 
 import (
 	"encoding/json"
@@ -9,9 +9,9 @@ import (
 	"github.com/leaserace/leaserace/scenario"
 )
 
-// snapshot is everything a frame shows, copied out of the run by the
-// command that changed it, so View never calls into the engine.
-type snapshot struct {
+// Snapshot is everything a frame shows of the run, copied out of it by the
+// command that changed it, so drawing never calls into the engine.
+type Snapshot struct {
 	Scenario *scenario.Scenario
 	View     engine.View
 	// Log is the run's moves, played or not; Steps are those played.
@@ -28,8 +28,11 @@ type snapshot struct {
 	Rec *engine.Recording
 }
 
-func takeSnapshot(r *engine.Run) snapshot {
-	s := snapshot{Scenario: r.Scenario(), View: r.View(), Log: r.Log(), Steps: r.Steps(), Start: r.Start(), End: r.End(), Live: r.Live()}
+// SnapshotOf copies out of r everything a frame shows. It only reads what
+// r holds in memory (no statement runs), so the command that changed r
+// takes it, and drawing never calls into the engine.
+func SnapshotOf(r *engine.Run) Snapshot {
+	s := Snapshot{Scenario: r.Scenario(), View: r.View(), Log: r.Log(), Steps: r.Steps(), Start: r.Start(), End: r.End(), Live: r.Live()}
 	s.Options = r.Options()
 	s.Goals = world.GoalsOf(s.Scenario.Goals(), s.Scenario.Initial, s.Steps)
 	if rec, ok := r.Recording(); ok {
@@ -39,7 +42,7 @@ func takeSnapshot(r *engine.Run) snapshot {
 }
 
 // Last is the step that produced the current state, nil before the first.
-func (s snapshot) Last() *transcript.Step {
+func (s Snapshot) Last() *transcript.Step {
 	if len(s.Steps) == 0 {
 		return nil
 	}
@@ -47,7 +50,7 @@ func (s snapshot) Last() *transcript.Step {
 }
 
 // prevCoordinator is the leases row before the last step ran.
-func (s snapshot) prevCoordinator() *scenario.Lease {
+func (s Snapshot) prevCoordinator() *scenario.Lease {
 	if n := len(s.Steps); n >= 2 {
 		return s.Steps[n-2].Coordinator
 	}
@@ -55,7 +58,7 @@ func (s snapshot) prevCoordinator() *scenario.Lease {
 }
 
 // prevResource is the resource's epoch and value before the last step ran.
-func (s snapshot) prevResource() (int64, json.RawMessage) {
+func (s Snapshot) prevResource() (int64, json.RawMessage) {
 	if n := len(s.Steps); n >= 2 {
 		return s.Steps[n-2].Resource.Epoch, s.Steps[n-2].Resource.Value
 	}

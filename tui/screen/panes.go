@@ -1,4 +1,4 @@
-package tui
+package screen
 
 import (
 	"encoding/json"
@@ -37,7 +37,7 @@ func layoutParas(ps []para, w int) []string {
 // box draws lines in a rounded border w cells wide, at least h lines
 // inside, with the first title that fits in the top edge. Lines must
 // already fit in w-4 cells.
-func (m screen) box(titles []string, lines []string, w, h int) []string {
+func (m Screen) box(titles []string, lines []string, w, h int) []string {
 	bs := &m.Styles.Border
 	inner := max(0, w-4)
 	top := text.Render(bs, "╭─")
@@ -63,7 +63,7 @@ func (m screen) box(titles []string, lines []string, w, h int) []string {
 }
 
 // panes: Coordinator, In flight and Resource side by side.
-func (m screen) panes(w int, l layout) []string {
+func (m Screen) panes(w int, l layout) []string {
 	const n = 3
 	if l.boxes {
 		pw := w / n
@@ -107,7 +107,7 @@ func (m screen) panes(w int, l layout) []string {
 
 // coordinatorLines is the leases row after the step, with the fields the
 // step changed highlighted and a fence that went down called a regression.
-func (m screen) coordinatorLines(w int, roomy bool) []string {
+func (m Screen) coordinatorLines(w int, roomy bool) []string {
 	st, s := m.Styles, m.Snap
 	cur := s.View.Coordinator
 	var prev *scenario.Lease
@@ -157,7 +157,7 @@ func (m screen) coordinatorLines(w int, roomy bool) []string {
 
 // changed renders a value, highlighted with what it was when the last
 // step changed it.
-func changed(m screen, now, was string, known bool) []text.Span {
+func changed(m Screen, now, was string, known bool) []text.Span {
 	if !known || now == was {
 		return []text.Span{text.Styled(&m.Styles.Value, now)}
 	}
@@ -177,7 +177,7 @@ func hasAction(sc *scenario.Scenario, a scenario.Action) bool {
 
 // flightLines lists heartbeats on the network and whether each still
 // carries the current epoch.
-func (m screen) flightLines(w int) []string {
+func (m Screen) flightLines(w int) []string {
 	st, s := m.Styles, m.Snap
 	var ps []para
 	for _, msg := range s.View.InFlight {
@@ -212,7 +212,7 @@ func (m screen) flightLines(w int) []string {
 // the verdict spelled out.
 // With limit > 0 it keeps to that many lines by dropping the oldest
 // effects first, so the verdict is the last thing to go.
-func (m screen) resourceLines(w int, roomy bool, limit int) []string {
+func (m Screen) resourceLines(w int, roomy bool, limit int) []string {
 	st, s := m.Styles, m.Snap
 	res := s.View.Resource
 	lw := 7
@@ -336,7 +336,7 @@ func valueText(v json.RawMessage) string {
 
 // sqlSection is the statement the last step ran, its arguments and the
 // server's command tag, with zero rows explained.
-func (m screen) sqlSection(w int, l layout) []string {
+func (m Screen) sqlSection(w int, l layout) []string {
 	st, s := m.Styles, m.Snap
 	last := s.Last()
 	inner := w
@@ -383,7 +383,7 @@ func stepLabel(s transcript.Step) string {
 	return out
 }
 
-func (m screen) sqlParas(s transcript.Step) []para {
+func (m Screen) sqlParas(s transcript.Step) []para {
 	st := m.Styles
 	if s.SQL == "" {
 		why := "nothing reached PostgreSQL at this step"
@@ -467,7 +467,7 @@ func jsonArgText(v any) string {
 
 // narration is the last step's note, or the scenario's description before
 // the first step.
-func (m screen) narration(w int, l layout) []string {
+func (m Screen) narration(w int, l layout) []string {
 	s := m.Snap
 	note := strings.TrimSpace(s.Scenario.Description)
 	head := "What happens"

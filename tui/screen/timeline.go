@@ -1,4 +1,4 @@
-package tui
+package screen
 
 import (
 	"fmt"
@@ -118,7 +118,7 @@ func (r row) String() string {
 // (stacked when they share a column), the axis heavy up to the cursor,
 // times under it, and the cursor. Events before the window sit in a
 // gutter at the left edge with their own time.
-func (m screen) timeline(w int, legend, showCursor bool) []string {
+func (m Screen) timeline(w int, legend, showCursor bool) []string {
 	st, s := m.Styles, m.Snap
 	sc := s.Scenario
 	from, end := sc.Window.From, s.End

@@ -1,0 +1,351 @@
+package screen
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/tui/keys"
+	"github.com/leaserace/leaserace/tui/text"
+)
+
+// The smallest terminal the full screen fits in; below it the TUI says so.
+const (
+	MinWidth  = 60
+	MinHeight = 16
+)
+
+// layout is one way of arranging the screen, from roomy to tight. View
+// tries them in order and takes the first that fits the height.
+type layout struct {
+	boxes   bool // panes, SQL and narration in bordered boxes
+	gaps    bool // blank lines between sections
+	legend  bool // the timeline's legend line
+	cursor  bool // the "▲ t=…" line under the timeline
+	paneMax int  // most lines of pane content, 0 = all
+	sqlMax  int  // most lines of SQL statement, 0 = all
+	noteMax int  // most lines of narration, 0 = all
+}
+
+// layouts lists the arrangements, roomiest first.
+func layouts() []layout {
+	return []layout{
+		{boxes: true, gaps: true, legend: true, cursor: true},
+		{boxes: true, legend: true, cursor: true},
+		{boxes: true, cursor: true},
+		{legend: true, cursor: true},
+		{cursor: true},
+		{},
+		{sqlMax: 2, noteMax: 2},
+		{paneMax: 6, sqlMax: 2, noteMax: 2},
+		{paneMax: 4, sqlMax: 1, noteMax: 1},
+	}
+}
+
+// Frame renders the screen at w×h cells.
+func (m Screen) Frame(w, h int) string {
+	if w <= 0 || h <= 0 {
+		return ""
+	}
+	var lines []string
+	switch {
+	case m.Phase == PhaseBoot:
+		lines = m.Boot.view(m.Styles, w, h)
+	case w < MinWidth || h < MinHeight:
+		lines = m.tooSmall(w, h)
+	case m.Snap.Scenario == nil:
+		lines = nil
+	default:
+		sc := newSections(m, w)
+		lines = sc.fit(h)
+		if m.Replay != nil && (len(lines) > h || sc.lossy) {
+			// A tight screen keeps the story whole and says REPLAY in
+			// fewer words.
+			cc := newSections(m, w)
+			cc.compact = true
+			if alt := cc.fit(h); len(alt) <= h {
+				lines, sc = alt, cc
+			}
+		}
+		if m.Help.ShowAll && (len(lines) > h || sc.lossy) {
+			// The full help would squeeze the story: give it the middle
+			// of the screen until ? hides it again.
+			lines = sc.helpPage()
+		}
+	}
+	if len(lines) > h {
+		lines = lines[:h]
+	}
+	var b strings.Builder
+	for i, l := range lines {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		// Wrapping keeps lines inside w; this is the guard that a terminal
+		// never wraps a line itself and garbles the frame.
+		if len(l) > w && text.Width(l) > w {
+			l = ansi.Truncate(l, w, "")
+		}
+		b.WriteString(l)
+	}
+	return b.String()
+}
+
+func (m Screen) tooSmall(w, h int) []string {
+	msg := fmt.Sprintf("leaserace needs a terminal of at least %d×%d; this one is %d×%d. Enlarge the window or use a smaller font. q quits.", MinWidth, MinHeight, w, h)
+	return text.Clip(text.Wrap([]text.Span{text.Plain(msg)}, w, "", ""), h)
+}
+
+// sections renders each part of the screen once per frame and variant,
+// since View tries several arrangements before one fits.
+type sections struct {
+	m                     Screen
+	w                     int
+	header, status, help  []string
+	Chooser               []string
+	timeline              map[[2]bool][]string
+	panes, sql, narration map[[2]int][]string
+	// lossy is set when the last arrangement tried shortened a section.
+	lossy bool
+	// compact shortens the REPLAY banner to fit a small screen.
+	compact bool
+}
+
+// fit lays the screen out in the roomiest arrangement that fits h lines,
+// or the tightest one when none does.
+func (c *sections) fit(h int) []string {
+	var lines []string
+	for _, l := range layouts() {
+		lines = c.screen(l)
+		if len(lines) <= h {
+			break
+		}
+	}
+	return lines
+}
+
+func newSections(m Screen, w int) *sections {
+	return &sections{m: m, w: w,
+		timeline: map[[2]bool][]string{},
+		panes:    map[[2]int][]string{}, sql: map[[2]int][]string{}, narration: map[[2]int][]string{},
+	}
+}
+
+// memo returns cache[k], computing it with f the first time.
+func memo[K comparable](cache map[K][]string, k K, f func() []string) []string {
+	if v, ok := cache[k]; ok {
+		return v
+	}
+	v := f()
+	cache[k] = v
+	return v
+}
+
+// helpPage is the header, the timeline and the full key help.
+func (c *sections) helpPage() []string {
+	m, w := c.m, c.w
+	out := append(m.banner(w, c.compact), m.header(w)...)
+	out = append(out, m.timeline(w, false, true)...)
+	out = append(out, "")
+	out = append(out, m.helpLines(w)...)
+	out = append(out, "")
+	return append(out, m.statusLines(w)...)
+}
+
+// screen lays out every section at the frame's width in arrangement l.
+func (c *sections) screen(l layout) []string {
+	m, w := c.m, c.w
+	c.lossy = l.paneMax > 0 || l.sqlMax > 0 || l.noteMax > 0
+	if c.header == nil {
+		// The REPLAY banner leads the header: it is never squeezed out.
+		c.header = append(m.banner(w, c.compact), m.header(w)...)
+		c.status = m.statusLines(w)
+		if !m.Cast {
+			c.help = m.helpLines(w)
+		}
+	}
+	var out []string
+	gap := func() {
+		if l.gaps {
+			out = append(out, "")
+		}
+	}
+	out = append(out, c.header...)
+	gap()
+	out = append(out, memo(c.timeline, [2]bool{l.legend, l.cursor}, func() []string { return m.timeline(w, l.legend, l.cursor) })...)
+	gap()
+	if m.Chooser.Open {
+		if c.Chooser == nil {
+			c.Chooser = m.Chooser.view(m.Styles, w)
+		}
+		out = append(out, c.Chooser...)
+	} else if m.Explore.Open {
+		out = append(out, m.Explore.Lines(m.Styles, w, m.Snap.View.Knobs, m.Snap.Scenario.Times, m.Snap.View.Now)...)
+	} else if m.Room != nil && m.Room.ShowBoard {
+		out = append(out, m.boardLines(w)...)
+	} else {
+		b := btoi(l.boxes)
+		out = append(out, memo(c.panes, [2]int{b, l.paneMax}, func() []string { return m.panes(w, l) })...)
+		gap()
+		if m.Ask != nil {
+			out = append(out, m.askLines(w)...)
+			gap()
+		}
+		if m.Play.On {
+			out = append(out, m.playLines(w)...)
+			out = append(out, m.goalLines(w)...)
+			gap()
+		}
+		out = append(out, memo(c.sql, [2]int{b, l.sqlMax}, func() []string { return m.sqlSection(w, l) })...)
+		out = append(out, memo(c.narration, [2]int{b, l.noteMax}, func() []string { return m.narration(w, l) })...)
+	}
+	gap()
+	out = append(out, c.status...)
+	out = append(out, c.help...)
+	return out
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// header: scenario, t, event count, busy/play marks, then the knobs in words.
+func (m Screen) header(w int) []string {
+	st, s := m.Styles, m.Snap
+	v := s.View
+	right := []text.Span{text.Styled(&st.Cursor, fmt.Sprintf("t=%d", v.Now)), text.Plain(fmt.Sprintf(" · event %d/%d", v.Pos, len(s.Log)))}
+	if m.Playing {
+		right = append(right, text.Plain(" "), text.Styled(&st.Good, "▶ playing"))
+	}
+	if m.Running != "" {
+		right = append(right, text.Plain(" "), text.Styled(&st.Busy, "● running "+m.Running+"…"))
+	}
+	left := []text.Span{text.Styled(&st.Title, "leaserace"), text.Plain(" · "), text.Styled(&st.Title, s.Scenario.Name)}
+	withTitle := append(left[:len(left):len(left)], text.Styled(&st.Faint, " — "+s.Scenario.Title))
+	rw := text.SpansWidth(right)
+	var lines []string
+	switch {
+	case s.Scenario.Title != "" && text.SpansWidth(withTitle)+rw+2 <= w:
+		lines = append(lines, text.Spread(withTitle, right, w))
+	case text.SpansWidth(left)+rw+2 <= w:
+		lines = append(lines, text.Spread(left, right, w))
+	default:
+		lines = append(lines, text.Wrap(left, w, "", "")...)
+		lines = append(lines, text.Wrap(right, w, "", "")...)
+	}
+	k := v.Knobs
+	knobs := []text.Span{
+		text.Styled(&st.Label, "renewal:"), text.Plain(" "), text.Styled(&st.Value, k.Renewal.Describe()),
+		text.Plain(" · "), text.Styled(&st.Label, "fencing:"), text.Plain(" "), text.Styled(&st.Value, k.Fencing.Describe()),
+	}
+	if r := m.roomLine(); r != nil {
+		knobs = append(append(knobs, text.Plain(" · ")), r...)
+	}
+	return append(lines, text.Wrap(knobs, w, "", "")...)
+}
+
+// statusLines is the error, if the engine failed, or the last status.
+func (m Screen) statusLines(w int) []string {
+	if m.Failure != nil && m.Replay != nil {
+		// A replay has no server to lose: only the error itself.
+		p := []text.Span{text.Styled(&m.Styles.Error, "⚠ "), text.Plain(m.Failure.Error())}
+		return text.Clip(text.Wrap(p, w, "", "  "), 3)
+	}
+	if m.Failure != nil {
+		what := "The last step failed"
+		// The engine knows which part failed; ask it before guessing from
+		// the error's text, which a dead resource shares with a dead server.
+		var bug *engine.PanicError
+		switch {
+		case errors.As(m.Failure, &bug):
+			what = "leaserace hit a bug (please report it)"
+		case engine.IsResourceDown(m.Failure):
+			what = "The resource stopped answering"
+		case engine.IsServerGone(m.Failure):
+			what = "PostgreSQL went away"
+		}
+		// The way out first: a long error must not push it off screen.
+		p := []text.Span{
+			text.Styled(&m.Styles.Error, "⚠ "+what+":"),
+			text.Plain(fmt.Sprintf(" R reconnects and replays to t=%d; the screen keeps the last good state.", m.Snap.View.Now)),
+			text.Styled(&m.Styles.Faint, " ("+m.Failure.Error()+")"),
+		}
+		return text.Clip(text.Wrap(p, w, "", "  "), 3)
+	}
+	status := m.Status
+	if t := m.tallyWords(); t != "" && m.Snap.View.Pos >= len(m.Snap.Log) {
+		// At the end of the run: how the predictions went.
+		status = append(append([]text.Span{text.Styled(&m.Styles.Title, t)}, text.Plain(" ")), status...)
+	}
+	if len(status) == 0 {
+		return nil
+	}
+	return text.Clip(text.Wrap(status, w, "", "  "), 2)
+}
+
+func (m Screen) helpLines(w int) []string {
+	var km help.KeyMap = m.Keys
+	if m.Chooser.Open {
+		km = m.Chooser.Keys
+	} else if m.Explore.Open {
+		km = keys.DefaultExplorer()
+	}
+	h := m.Help
+	// bubbles/help adds an item that overflows when even its ellipsis does
+	// not fit, so hand it only what fits and let it draw that.
+	h.Width = 0
+	if h.ShowAll {
+		lines := strings.Split(h.FullHelpView(fitColumns(km.FullHelp(), w, text.Width(h.FullSeparator))), "\n")
+		if !m.Chooser.Open && !m.Explore.Open {
+			if p := m.psqlHelp(w); len(p) > 0 {
+				lines = append(append(lines, ""), p...)
+			}
+		}
+		return lines
+	}
+	return []string{h.ShortHelpView(fitBindings(km.ShortHelp(), w, text.Width(h.ShortSeparator)))}
+}
+
+// fitBindings is the longest prefix of bs whose short help fits in w.
+func fitBindings(bs []key.Binding, w, sep int) []key.Binding {
+	used := 0
+	for i, b := range bs {
+		n := text.Width(b.Help().Key) + 1 + text.Width(b.Help().Desc)
+		if i > 0 {
+			n += sep
+		}
+		if used+n > w {
+			return bs[:i]
+		}
+		used += n
+	}
+	return bs
+}
+
+// fitColumns is the longest prefix of groups whose columns fit in w.
+func fitColumns(groups [][]key.Binding, w, sep int) [][]key.Binding {
+	used := 0
+	for i, g := range groups {
+		kw, dw := 0, 0
+		for _, b := range g {
+			kw = max(kw, text.Width(b.Help().Key))
+			dw = max(dw, text.Width(b.Help().Desc))
+		}
+		n := kw + 1 + dw
+		if i > 0 {
+			n += sep
+		}
+		if used+n > w {
+			return groups[:i]
+		}
+		used += n
+	}
+	return groups
+}

@@ -1,0 +1,180 @@
+package screen
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/x/exp/golden"
+	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/engine/pgtest"
+	"github.com/leaserace/leaserace/engine/search"
+	"github.com/leaserace/leaserace/engine/world"
+	"github.com/leaserace/leaserace/scenario"
+)
+
+// moment is a built-in scenario at the point a presenter stops to talk,
+// reached by the keys the presenter presses; tui's TestGoldenScreens
+// presses them in the real program and must draw these same files.
+type moment struct {
+	name     string
+	scenario string
+	knobs    scenario.Knobs
+	keys     []string
+}
+
+func moments() []moment {
+	right5 := []string{"right", "right", "right", "right", "right"}
+	return []moment{
+		{"renewal-race-1075-blind", "renewal-race", blindOff(), right5},
+		// Compare reached the way a presenter does: blind to 1075, then r.
+		{"renewal-race-1075-compare", "renewal-race", blindOff(), append(right5, "r")},
+		{"renewal-race-end-blind", "renewal-race", blindOff(), []string{"G"}},
+		{"control-after-heartbeat", "control", knobs(scenario.RenewalCompare, scenario.FencingMonotonic), []string{"right", "right"}},
+		{"busy-holder-second-write-strict", "busy-holder", knobs(scenario.RenewalBlind, scenario.FencingStrict), right5},
+		{"revoked-writer-old-write", "revoked-writer", blindOff(), []string{"right", "right"}},
+		{"revoked-writer-old-write-monotonic", "revoked-writer", knobs(scenario.RenewalBlind, scenario.FencingMonotonic), []string{"right", "right"}},
+		// Kleppmann's paused client writes on its old check: only fencing
+		// at the resource can refuse it.
+		{"paused-holder-stale-write", "paused-holder", knobs(scenario.RenewalCompare, scenario.FencingOff), append(right5, "right")},
+		{"paused-holder-stale-write-monotonic", "paused-holder", knobs(scenario.RenewalCompare, scenario.FencingMonotonic), append(right5, "right")},
+	}
+}
+
+// press does to r and s what the TUI does for key: → runs the next step,
+// r toggles the renewal and says what changed, G goes to the end.
+func press(t *testing.T, r *engine.Run, s Screen, key string) Screen {
+	t.Helper()
+	ctx := testCtx(t)
+	var err error
+	var ch engine.Change
+	switch key {
+	case "right":
+		_, err = r.Next(ctx)
+	case "r":
+		k := r.Knobs()
+		k.Renewal = k.Renewal.Toggle()
+		ch, err = r.SetKnobs(ctx, k)
+	case "G":
+		err = r.SeekTime(ctx, r.End())
+	default:
+		t.Fatalf("no key %q here", key)
+	}
+	if err != nil {
+		t.Fatalf("%s: %v", key, err)
+	}
+	s.Snap, s.Status = SnapshotOf(r), nil
+	if key == "r" {
+		s.Status = s.ChangeStatus(&ch)
+	}
+	return s
+}
+
+// TestGoldenScreens draws each moment from the shipped recording of its
+// scenario, with no database, and compares the frame with
+// testdata/TestGoldenScreens/<moment>-<W>x<H>.golden (-update writes
+// them). The ASCII profile keeps the files free of colour codes.
+func TestGoldenScreens(t *testing.T) {
+	for _, mo := range moments() {
+		for _, sz := range [][2]int{{80, 24}, {120, 40}} {
+			t.Run(fmt.Sprintf("%s-%dx%d", mo.name, sz[0], sz[1]), func(t *testing.T) {
+				r := shipped(t, mo.scenario, mo.knobs)
+				s := showing(r)
+				for _, k := range mo.keys {
+					s = press(t, r, s, k)
+				}
+				frame := s.Frame(sz[0], sz[1])
+				checkFrame(t, mo.name, frame, sz[0], sz[1])
+				golden.RequireEqual(t, []byte(frame+"\n"))
+			})
+		}
+	}
+}
+
+// askRace is the scenario file of the play screens, a live run of it on
+// the test server, and a screen showing it.
+func askRace(t *testing.T, k scenario.Knobs) (*scenario.Scenario, *engine.Run) {
+	t.Helper()
+	sc, err := scenario.LoadFile("../testdata/ask-race.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := testCtx(t)
+	r, err := engine.Open(ctx, engine.Config{DSN: pgtest.DSN(t), Scenario: sc, Knobs: k, Provider: "test"})
+	if err != nil {
+		t.Fatalf("open %s: %v", sc.Name, err)
+	}
+	t.Cleanup(func() {
+		if err := r.Close(testCtx(t)); err != nil {
+			t.Errorf("close: %v", err)
+		}
+	})
+	return sc, r
+}
+
+// TestGoldenPlayScreens draws the goal panel and a prediction prompt of a
+// live run (testdata/TestGoldenPlayScreens/*.golden; -update rewrites
+// them); tui's TestGoldenPlayScreens reaches them by keys and must draw
+// the same.
+func TestGoldenPlayScreens(t *testing.T) {
+	for _, sz := range [][2]int{{80, 24}, {120, 40}} {
+		size := strconv.Itoa(sz[0]) + "x" + strconv.Itoa(sz[1])
+		t.Run("prediction-prompt-"+size, func(t *testing.T) {
+			sc, r := askRace(t, blindOff())
+			// Four steps, then the late heartbeat's question before it runs.
+			next(t, r, 4)
+			log := r.Log()
+			a := world.AskFor(sc, log[:4], log[4])
+			if a == nil {
+				t.Fatal("no question before the fifth step")
+			}
+			s := showing(r)
+			s.Ask = &Prompt{Ask: *a, Pick: -1, T: log[4].T}
+			frame := s.Frame(sz[0], sz[1])
+			checkFrame(t, "prediction prompt", frame, sz[0], sz[1])
+			golden.RequireEqual(t, []byte(frame+"\n"))
+		})
+		t.Run("goal-panel-"+size, func(t *testing.T) {
+			sc, r := askRace(t, blindOff())
+			ctx := testCtx(t)
+			o := search.NewOrders(search.Config{DSN: pgtest.DSN(t), Lanes: 1})
+			t.Cleanup(func() { _ = o.Close(testCtx(t)) })
+			res, err := o.Search(ctx, sc, blindOff(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := showing(r)
+			s.Play.On = true
+			s.Search = &Search{Res: &res}
+			for _, mv := range []string{"A:send hb1", "clock:advance@1060", "clock:advance@1070", "B:acquire", "B:effect", "clock:advance@1075", "A:deliver hb1", "A:effect"} {
+				// The menu's cursor stays on the entry chosen, inside the
+				// menu that follows.
+				i := option(t, s.Snap, mv)
+				if _, err := r.Play(ctx, s.Snap.Options[i].Move); err != nil {
+					t.Fatalf("playing %s: %v", mv, err)
+				}
+				s.Snap = SnapshotOf(r)
+				s.Play.At = min(i, max(0, len(s.Snap.Options)-1))
+			}
+			frame := s.Frame(sz[0], sz[1])
+			checkFrame(t, "goal panel", frame, sz[0], sz[1])
+			golden.RequireEqual(t, []byte(frame+"\n"))
+		})
+	}
+}
+
+// option is the menu index of the first move whose text form starts with
+// prefix, or fails the test.
+func option(t *testing.T, s Snapshot, prefix string) int {
+	t.Helper()
+	var have []string
+	for i, o := range s.Options {
+		if strings.HasPrefix(o.Move.String(), prefix) {
+			return i
+		}
+		have = append(have, o.Move.String())
+	}
+	t.Fatalf("no move %s… on the menu; it offers %v", prefix, have)
+	return 0
+}

@@ -1,0 +1,111 @@
+// Package screen is the TUI's renderer: a Screen is everything a frame
+// shows (a snapshot of the run and the TUI's own state: what is under way,
+// the status line, the overlays) and Frame draws it at a size. It never
+// calls the engine or the terminal; the tui package changes a Screen in
+// answer to keys and results and hands it here to draw, and the asciicast
+// writer and every SSH session draw through it alike.
+package screen
+
+import (
+	"fmt"
+
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/engine/transcript"
+	"github.com/leaserace/leaserace/tui/exploremap"
+	"github.com/leaserace/leaserace/tui/keys"
+	"github.com/leaserace/leaserace/tui/styles"
+	"github.com/leaserace/leaserace/tui/text"
+)
+
+// Phase is where the TUI is in its life.
+type Phase int
+
+const (
+	PhaseBoot  Phase = iota // the provider is starting PostgreSQL
+	PhaseReady              // a run is on screen
+)
+
+// Screen is everything a frame shows: a snapshot of the run and the TUI's
+// own state (what is under way, the status line, the overlays). Rendering
+// is a pure function of a Screen and a size: it never calls the engine, so
+// the TUI, the asciicast writer and every SSH session draw alike.
+type Screen struct {
+	Styles  *styles.Styles
+	Keys    keys.Map
+	Help    help.Model
+	Chooser Chooser
+	Explore exploremap.Explorer
+	Boot    Boot
+	Phase   Phase
+	Snap    Snapshot
+	// Replay is set when the screen shows recorded runs: the banner says
+	// so, where and when they were recorded, and why (offline).
+	Replay *Replay
+
+	// Running names the engine command under way, "" when none is.
+	Running string
+	Playing bool
+	Status  []text.Span
+	// Failure is the engine error shown in place, if any.
+	Failure error
+	// Psql is how to open psql beside the run on screen (full help).
+	Psql Psql
+	// Play is the move menu of play mode; Ask the question on screen.
+	Play PlayMenu
+	Ask  *Prompt
+	// Tally counts the questions answered so far.
+	Tally transcript.AskTally
+	// Room is the TUI's part in a workshop room; nil outside one.
+	Room *Room
+	// Search is the exhaustive search of the schedules under the knobs on
+	// show, for the goal panel: nil until one is asked for.
+	Search *Search
+	// Cast is set for frames rendered into an asciicast: no key help, as
+	// nobody can press a key in a recording.
+	Cast bool
+}
+
+// New is an empty screen whose styles are built on r (nil means
+// NO_COLOR-aware stdout): each SSH session has a renderer of its own.
+func New(r *lipgloss.Renderer) Screen {
+	if r == nil {
+		r = styles.NewRenderer(nil, false)
+	}
+	h := help.New()
+	h.ShortSeparator = " · "
+	c := Screen{Keys: keys.Default(), Help: h, Chooser: NewChooser()}
+	c.SetRenderer(r)
+	return c
+}
+
+// SetRenderer builds the styles, the help's and the spinner's on r.
+func (m *Screen) SetRenderer(r *lipgloss.Renderer) {
+	st := styles.New(r)
+	m.Styles = &st
+	m.Help.Styles = st.Help
+	m.Boot.Spin.Style = st.Spinner
+}
+
+// ChangeStatus says what a toggle did: the knob, then what it changed.
+func (m Screen) ChangeStatus(ch *engine.Change) []text.Span {
+	if ch == nil {
+		return nil
+	}
+	var p []text.Span
+	switch {
+	case ch.From.Renewal != ch.To.Renewal:
+		p = append(p, text.Plain(fmt.Sprintf("r: renewal %s → ", ch.From.Renewal)), text.Styled(&m.Styles.Changed, ch.To.Renewal.Describe()))
+	case ch.From.Fencing != ch.To.Fencing:
+		p = append(p, text.Plain(fmt.Sprintf("f: fencing %s → ", ch.From.Fencing)), text.Styled(&m.Styles.Changed, ch.To.Fencing.Describe()))
+	}
+	p = append(p, text.Plain(fmt.Sprintf(" · same t=%d, other setting (not later in time): ", m.Snap.View.Now)))
+	for i, l := range ch.Lines {
+		if i > 0 {
+			p = append(p, text.Plain(" · "))
+		}
+		p = append(p, text.Styled(&m.Styles.Changed, l))
+	}
+	return p
+}
