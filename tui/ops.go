@@ -13,6 +13,7 @@ import (
 	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/scenario"
 	"github.com/leaserace/leaserace/tui/exploremap"
+	"github.com/leaserace/leaserace/tui/export"
 	"github.com/leaserace/leaserace/tui/screen"
 )
 
@@ -192,7 +193,7 @@ func (e opEnv) command(o op) tea.Cmd {
 		case opReconnect:
 			return e.reconnect(ctx, r)
 		case opExport:
-			paths, err := export(ctx, r, e.log, e.asks, e.exportDir, e.now, e.noColor)
+			paths, err := e.export(ctx)
 			if err != nil {
 				return doneMsg{err: err}
 			}
@@ -208,6 +209,21 @@ func (e opEnv) command(o op) tea.Cmd {
 		}
 		return doneMsg{err: fmt.Errorf("unknown request %d", o.kind)}
 	})
+}
+
+// export writes the run's transcript with the presenter's session log and
+// the questions' tally in every format into the export directory.
+func (e opEnv) export(ctx context.Context) ([]string, error) {
+	tr, err := e.run.Transcript()
+	if err != nil {
+		return nil, fmt.Errorf("could not build the transcript: %w", err)
+	}
+	tr.Presenter = e.log
+	if e.asks.Asked > 0 {
+		asks := e.asks
+		tr.Asks = &asks
+	}
+	return export.Files(ctx, tr, e.exportDir, e.now, e.noColor)
 }
 
 func (e opEnv) seek(_ context.Context, r *engine.Run, f func() error) doneMsg {

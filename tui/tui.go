@@ -6,8 +6,8 @@
 //
 // This package is the Bubble Tea model: it dispatches keys, runs the
 // engine's commands and owns what they open. What a frame shows is a
-// screen.Screen, drawn by tui/screen, which also draws the frames of an
-// asciicast (WriteCast); the explore map is tui/exploremap's.
+// screen.Screen, drawn by tui/screen; the asciicast and the export files
+// are tui/export's, the explore map tui/exploremap's.
 package tui
 
 import (

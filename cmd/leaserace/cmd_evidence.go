@@ -11,7 +11,7 @@ import (
 
 	"github.com/leaserace/leaserace/engine/batch"
 	"github.com/leaserace/leaserace/engine/transcript"
-	"github.com/leaserace/leaserace/tui"
+	"github.com/leaserace/leaserace/tui/export"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -107,7 +107,7 @@ func (a *app) writeTranscriptDir(ctx context.Context, dir string, tr transcript.
 	files := make([]batch.EvidenceFile, len(formats))
 	for i, f := range formats {
 		// The TUI renders the asciicast and hands the rest to the engine.
-		data, err := tui.RenderTranscript(tr, f)
+		data, err := export.Render(tr, f)
 		if err != nil {
 			return err
 		}

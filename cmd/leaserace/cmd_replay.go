@@ -11,6 +11,7 @@ import (
 	"github.com/leaserace/leaserace/engine"
 	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/tui"
+	"github.com/leaserace/leaserace/tui/export"
 	"github.com/spf13/cobra"
 )
 
@@ -72,7 +73,7 @@ when no PostgreSQL server can start.`,
 	fs.Int64Var(&f.at, "at", 0, "open positioned at logical time T, every recorded step up to T shown")
 	fs.StringVar(&f.exportDir, "export-dir", "", "where e writes exported transcripts (default the current directory)")
 	fs.BoolVar(&f.noAsk, "no-ask", false, "skip the predict-then-reveal questions at the scenarios' pivotal steps")
-	fs.StringVar(&f.format, "format", "", "write the file in this format to standard output instead of opening the UI: "+strings.Join(tui.TranscriptFormats(), ", "))
+	fs.StringVar(&f.format, "format", "", "write the file in this format to standard output instead of opening the UI: "+strings.Join(export.Formats(), ", "))
 	return cmd
 }
 
@@ -82,10 +83,10 @@ func (a *app) replay(ctx context.Context, cmd *cobra.Command, file string, f rep
 		return err
 	}
 	if cmd.Flags().Changed("format") {
-		if !slices.Contains(tui.TranscriptFormats(), f.format) {
-			return usageErr("--format %q: want %s", f.format, strings.Join(tui.TranscriptFormats(), ", "))
+		if !slices.Contains(export.Formats(), f.format) {
+			return usageErr("--format %q: want %s", f.format, strings.Join(export.Formats(), ", "))
 		}
-		data, err := tui.RenderTranscript(tr, f.format)
+		data, err := export.Render(tr, f.format)
 		if err != nil {
 			return withCode(exitUsage, fmt.Errorf("%s: %w", file, err))
 		}

@@ -12,7 +12,7 @@ import (
 	"github.com/leaserace/leaserace/engine"
 	"github.com/leaserace/leaserace/engine/world"
 	"github.com/leaserace/leaserace/scenario"
-	"github.com/leaserace/leaserace/tui"
+	"github.com/leaserace/leaserace/tui/export"
 	"github.com/spf13/cobra"
 )
 
@@ -112,8 +112,8 @@ func (a *app) run(ctx context.Context, cmd *cobra.Command, f runFlags) error {
 			format = "cast"
 		}
 	}
-	if !slices.Contains(tui.TranscriptFormats(), format) {
-		return usageErr("--format %q: want %s", format, strings.Join(tui.TranscriptFormats(), ", "))
+	if !slices.Contains(export.Formats(), format) {
+		return usageErr("--format %q: want %s", format, strings.Join(export.Formats(), ", "))
 	}
 	outDir := isOutDir(f.out)
 	if f.out != "" && !outDir {
@@ -158,7 +158,7 @@ func (a *app) run(ctx context.Context, cmd *cobra.Command, f runFlags) error {
 		tr.Meta.Leaserace = version()
 	}
 	if outDir {
-		formats := tui.TranscriptFormats()
+		formats := export.Formats()
 		if cmd.Flags().Changed("format") {
 			formats = []string{format}
 		}
@@ -168,7 +168,7 @@ func (a *app) run(ctx context.Context, cmd *cobra.Command, f runFlags) error {
 	// Render fully before touching the output, so an encoding failure
 	// cannot leave a partial transcript behind either. The asciicast is
 	// drawn by the TUI's view code, so the TUI package renders every format.
-	data, err := tui.RenderTranscript(tr, format)
+	data, err := export.Render(tr, format)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package tui
+package export
 
 import (
 	"bufio"
@@ -45,21 +45,6 @@ type castHeader struct {
 	Timestamp int64             `json:"timestamp,omitempty"`
 	Title     string            `json:"title,omitempty"`
 	Env       map[string]string `json:"env"`
-}
-
-// TranscriptFormats lists every format leaserace writes a transcript in:
-// the engine's (json, md, mermaid) and the asciicast, which is drawn by the
-// TUI's own view code and so lives here, above the engine.
-func TranscriptFormats() []string { return append(transcript.Formats(), "cast") }
-
-// RenderTranscript writes a transcript in one of TranscriptFormats.
-func RenderTranscript(t transcript.Transcript, format string) ([]byte, error) {
-	if format != "cast" {
-		return transcript.Render(t, format)
-	}
-	var b bytes.Buffer
-	err := WriteCast(&b, t, CastOptions{})
-	return b.Bytes(), err
 }
 
 // WriteCast writes the transcript as an asciicast v2 recording: the TUI's

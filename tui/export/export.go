@@ -1,4 +1,8 @@
-package tui
+// Package export writes a transcript in every format leaserace has: the
+// engine's (JSON, Markdown, Mermaid) and the asciicast, whose frames the
+// TUI's renderer draws; and it saves them all as files, which is what e
+// does in the TUI.
+package export
 
 import (
 	"bytes"
@@ -11,24 +15,32 @@ import (
 	"strings"
 	"time"
 
-	"github.com/leaserace/leaserace/engine"
 	"github.com/leaserace/leaserace/engine/transcript"
 )
 
-// export writes the run's transcript with the presenter's session log in
-// every format (JSON, Markdown, Mermaid, asciicast) into dir and returns
-// the paths, JSON first.
-func export(ctx context.Context, r *engine.Run, log []transcript.PresenterEntry, asks transcript.AskTally, dir string, now time.Time, noColor bool) ([]string, error) {
-	tr, err := r.Transcript()
-	if err != nil {
-		return nil, fmt.Errorf("could not build the transcript: %w", err)
+// Formats lists every format leaserace writes a transcript in: the
+// engine's (json, md, mermaid) and the asciicast, which is drawn by the
+// TUI's renderer and so lives here, above the engine.
+func Formats() []string { return append(transcript.Formats(), "cast") }
+
+// Render writes a transcript in one of Formats.
+func Render(t transcript.Transcript, format string) ([]byte, error) {
+	if format != "cast" {
+		return transcript.Render(t, format)
 	}
-	tr.Presenter = log
-	if asks.Asked > 0 {
-		tr.Asks = &asks
-	}
-	formats := TranscriptFormats()
+	var b bytes.Buffer
+	err := WriteCast(&b, t, CastOptions{})
+	return b.Bytes(), err
+}
+
+// Files writes the transcript in every format (JSON, Markdown, Mermaid,
+// asciicast, without colour when noColor) into dir, named for its scenario
+// and now, and returns the paths, JSON first. It writes all the files or
+// none, and never replaces one.
+func Files(ctx context.Context, tr transcript.Transcript, dir string, now time.Time, noColor bool) ([]string, error) {
+	formats := Formats()
 	data := make([][]byte, len(formats))
+	var err error
 	for i, f := range formats {
 		if f == "cast" {
 			var b bytes.Buffer
