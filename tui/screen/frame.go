@@ -19,7 +19,7 @@ const (
 	MinHeight = 16
 )
 
-// layout is one way of arranging the screen, from roomy to tight. View
+// layout is one way of arranging the screen, from roomy to tight. Frame
 // tries them in order and takes the first that fits the height.
 type layout struct {
 	boxes   bool // panes, SQL and narration in bordered boxes
@@ -101,12 +101,12 @@ func (m Screen) tooSmall(w, h int) []string {
 }
 
 // sections renders each part of the screen once per frame and variant,
-// since View tries several arrangements before one fits.
+// since Frame tries several arrangements before one fits.
 type sections struct {
 	m                     Screen
 	w                     int
 	header, status, help  []string
-	Chooser               []string
+	chooser               []string
 	timeline              map[[2]bool][]string
 	panes, sql, narration map[[2]int][]string
 	// lossy is set when the last arrangement tried shortened a section.
@@ -179,10 +179,10 @@ func (c *sections) screen(l layout) []string {
 	out = append(out, memo(c.timeline, [2]bool{l.legend, l.cursor}, func() []string { return m.timeline(w, l.legend, l.cursor) })...)
 	gap()
 	if m.Chooser.Open {
-		if c.Chooser == nil {
-			c.Chooser = m.Chooser.view(m.Styles, w)
+		if c.chooser == nil {
+			c.chooser = m.Chooser.view(m.Styles, w)
 		}
-		out = append(out, c.Chooser...)
+		out = append(out, c.chooser...)
 	} else if m.Explore.Open {
 		out = append(out, m.Explore.Lines(m.Styles, w, m.Snap.View.Knobs, m.Snap.Scenario.Times, m.Snap.View.Now)...)
 	} else if m.Room != nil && m.Room.ShowBoard {
