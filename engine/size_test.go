@@ -19,8 +19,36 @@ const maxPackageLines = 2500
 // (build-tagged ones too), package by package, over the whole module, as
 // `cat *.go | wc -l` would without the tests.
 func TestNoPackageOverMaxLines(t *testing.T) {
-	root := moduleRoot(t)
 	lines := map[string]int{}
+	walkModule(t, func(pkg, _ string, data []byte) {
+		lines[pkg] += bytes.Count(data, []byte("\n"))
+	})
+	// The walk itself must have seen the module, or the rule holds by
+	// looking at nothing.
+	if lines["engine"] == 0 || lines["scenario"] == 0 {
+		t.Fatalf("the walk found no engine or scenario package: %v", lines)
+	}
+	pkgs := make([]string, 0, len(lines))
+	for p := range lines {
+		pkgs = append(pkgs, p)
+	}
+	slices.Sort(pkgs)
+	for _, p := range pkgs {
+		n := lines[p]
+		t.Logf("%5d %s", n, p)
+		if n > maxPackageLines {
+			t.Errorf("package %s has %d lines of non-test Go, over %d: split it by concern", p, n, maxPackageLines)
+		}
+	}
+}
+
+// walkModule calls fn with every non-test .go file of the module (build-
+// tagged ones too): its package's directory relative to the module root,
+// its path and its contents. It skips what the go command leaves out, and
+// nested modules.
+func walkModule(t *testing.T, fn func(pkg, path string, data []byte)) {
+	t.Helper()
+	root := moduleRoot(t)
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -30,7 +58,6 @@ func TestNoPackageOverMaxLines(t *testing.T) {
 			if path == root {
 				return nil
 			}
-			// What the go command leaves out, and nested modules.
 			if strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "testdata" || name == "vendor" {
 				return filepath.SkipDir
 			}
@@ -50,28 +77,11 @@ func TestNoPackageOverMaxLines(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		lines[filepath.ToSlash(rel)] += bytes.Count(data, []byte("\n"))
+		fn(filepath.ToSlash(rel), path, data)
 		return nil
 	})
 	if err != nil {
 		t.Fatalf("walking the module at %s: %v", root, err)
-	}
-	// The walk itself must have seen the module, or the rule holds by
-	// looking at nothing.
-	if lines["engine"] == 0 || lines["scenario"] == 0 {
-		t.Fatalf("the walk from %s found no engine or scenario package: %v", root, lines)
-	}
-	pkgs := make([]string, 0, len(lines))
-	for p := range lines {
-		pkgs = append(pkgs, p)
-	}
-	slices.Sort(pkgs)
-	for _, p := range pkgs {
-		n := lines[p]
-		t.Logf("%5d %s", n, p)
-		if n > maxPackageLines {
-			t.Errorf("package %s has %d lines of non-test Go, over %d: split it by concern", p, n, maxPackageLines)
-		}
 	}
 }
 

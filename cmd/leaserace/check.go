@@ -3,14 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/leaserace/leaserace/cmd/leaserace/internal/cli"
 	"github.com/leaserace/leaserace/engine/batch"
 	"github.com/leaserace/leaserace/scenario"
 	"github.com/spf13/cobra"
@@ -25,7 +24,7 @@ type checkFlags struct {
 	variant  int64
 	fixtures string
 	evidence evidenceFlags
-	pg       pgFlags
+	pg       cli.PGFlags
 }
 
 func newCheckCmd(a *app) *cobra.Command {
@@ -65,7 +64,7 @@ fixture), 2 bad flags or fixtures, 3 no PostgreSQL server could start.`,
 
   # Your own fixtures
   leaserace check --case revoked-writer --fixtures my-fixtures.json`,
-		Args: noArgs,
+		Args: cli.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := f.evidence.check(cmd); err != nil {
 				return err
@@ -74,7 +73,7 @@ fixture), 2 bad flags or fixtures, 3 no PostgreSQL server could start.`,
 				return a.checkCase(cmd.Context(), cmd, f)
 			}
 			if cmd.Flags().Changed("variant") || cmd.Flags().Changed("fixtures") {
-				return usageErr("--variant and --fixtures go with --case revoked-writer")
+				return cli.UsageErr("--variant and --fixtures go with --case revoked-writer")
 			}
 			return a.checkAll(cmd.Context(), f)
 		},
@@ -85,7 +84,7 @@ fixture), 2 bad flags or fixtures, 3 no PostgreSQL server could start.`,
 	fs.Int64Var(&f.variant, "variant", 1, "the case's variant N (e = 10·N), from 1")
 	fs.StringVar(&f.fixtures, "fixtures", "", "a JSON file of fixtures to run instead of the case's own")
 	f.evidence.register(fs)
-	f.pg.register(fs, a.getenv)
+	f.pg.Register(fs, a.Getenv)
 	return cmd
 }
 
@@ -96,11 +95,11 @@ func (a *app) checkAll(ctx context.Context, f checkFlags) error {
 	if err != nil {
 		return err
 	}
-	srv, err := a.startPG(ctx, &f.pg)
+	srv, err := a.StartPG(ctx, &f.pg)
 	if err != nil {
 		return err
 	}
-	defer a.closeServer(srv)
+	defer a.CloseServer(srv)
 
 	recs, err := batch.RecordScenarios(ctx, batch.EvidenceConfig{
 		DSN: srv.DSN, Provider: srv.Provider, ServerVersion: srv.Version, Leaserace: version(),
@@ -120,20 +119,20 @@ func (a *app) checkAll(ctx context.Context, f checkFlags) error {
 		}
 	}
 	if f.json {
-		if err := writeJSON(a.stdout, struct {
+		if err := cli.WriteJSON(a.Stdout, struct {
 			Passed bool             `json:"passed"`
 			Rows   []batch.CheckRow `json:"rows"`
 		}{failed == 0, all}); err != nil {
 			return err
 		}
-	} else if err := writeCheckTable(a.stdout, all); err != nil {
+	} else if err := writeCheckTable(a.Stdout, all); err != nil {
 		return err
 	}
 	if err := a.writeEvidence(ctx, batch.Transcripts(recs), f.evidence, f.json); err != nil {
 		return err
 	}
 	if failed > 0 {
-		return withCode(exitFailure, fmt.Errorf("%d of %d outcomes differ from their scenario's expectation", failed, len(all)))
+		return cli.WithCode(cli.ExitFailure, fmt.Errorf("%d of %d outcomes differ from their scenario's expectation", failed, len(all)))
 	}
 	return nil
 }
@@ -163,35 +162,35 @@ func writeCheckTable(w io.Writer, rows []batch.CheckRow) error {
 // checkCase runs the revoked-writer case's fixtures against a real resource.
 func (a *app) checkCase(ctx context.Context, cmd *cobra.Command, f checkFlags) error {
 	if f.kase != "revoked-writer" {
-		return usageErr("--case %q: the only case is revoked-writer", f.kase)
+		return cli.UsageErr("--case %q: the only case is revoked-writer", f.kase)
 	}
 	var fixtures []scenario.Fixture
 	variant := int64(0)
 	switch {
 	case cmd.Flags().Changed("fixtures") && cmd.Flags().Changed("variant"):
-		return usageErr("--variant and --fixtures cannot be combined: a fixtures file brings its own epochs")
+		return cli.UsageErr("--variant and --fixtures cannot be combined: a fixtures file brings its own epochs")
 	case cmd.Flags().Changed("fixtures"):
-		data, err := readLimited(f.fixtures, maxFixturesFile)
+		data, err := cli.ReadLimited(f.fixtures, maxFixturesFile)
 		if err != nil {
-			return usageErr("--fixtures: %w", err)
+			return cli.UsageErr("--fixtures: %w", err)
 		}
 		fixtures, err = scenario.ParseFixtures(f.fixtures, data)
 		if err != nil {
-			return withCode(exitUsage, err)
+			return cli.WithCode(cli.ExitUsage, err)
 		}
 	default:
 		var err error
 		fixtures, err = scenario.RevokedWriterFixtures(f.variant)
 		if err != nil {
-			return usageErr("--variant: %w", err)
+			return cli.UsageErr("--variant: %w", err)
 		}
 		variant = f.variant
 	}
-	srv, err := a.startPG(ctx, &f.pg)
+	srv, err := a.StartPG(ctx, &f.pg)
 	if err != nil {
 		return err
 	}
-	defer a.closeServer(srv)
+	defer a.CloseServer(srv)
 
 	rep, err := batch.RunCase(ctx, srv.DSN, fixtures)
 	if err != nil {
@@ -199,15 +198,15 @@ func (a *app) checkCase(ctx context.Context, cmd *cobra.Command, f checkFlags) e
 	}
 	rep.Variant = variant
 	if f.json {
-		err = writeJSON(a.stdout, caseJSON{Case: rep.Case, Variant: rep.Variant, Policies: orderedPolicies(rep.Policies)})
+		err = cli.WriteJSON(a.Stdout, caseJSON{Case: rep.Case, Variant: rep.Variant, Policies: orderedPolicies(rep.Policies)})
 	} else {
-		err = writeCaseText(a.stdout, rep, len(fixtures))
+		err = writeCaseText(a.Stdout, rep, len(fixtures))
 	}
 	if err != nil {
 		return err
 	}
 	if m, ok := rep.Policies[string(scenario.FencingMonotonic)]; !ok || !m.Passed {
-		return withCode(exitFailure, fmt.Errorf("monotonic fencing, the verified repair, failed %d of %d fixtures", failedCount(m), len(fixtures)))
+		return cli.WithCode(cli.ExitFailure, fmt.Errorf("monotonic fencing, the verified repair, failed %d of %d fixtures", failedCount(m), len(fixtures)))
 	}
 	return nil
 }
@@ -302,31 +301,4 @@ func writeCaseText(w io.Writer, rep batch.CaseReport, n int) error {
 		fmt.Fprintln(w, "\nmonotonic, the verified repair, passed every fixture; where off and strict fail, that is the case's lesson, not an error.")
 	}
 	return nil
-}
-
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return fmt.Errorf("cannot write JSON: %w", err)
-	}
-	return nil
-}
-
-// readLimited reads a whole file, refusing one larger than limit.
-func readLimited(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("cannot read %s: %w", path, err)
-	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%s is larger than %d bytes", path, limit)
-	}
-	return data, nil
 }

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/leaserace/leaserace/cmd/leaserace/internal/cli"
 	"github.com/leaserace/leaserace/engine/pgserver"
 	"github.com/leaserace/leaserace/engine/pgtest"
 	"github.com/moby/moby/client"
@@ -62,7 +63,7 @@ func endings(provider string) []ending {
 	out := []ending{
 		{name: "normal exit", codes: []int{0}},
 		{name: "error mid-run", badValue: true, codes: []int{1}},
-		{name: "panic inside a step", panics: true, codes: []int{exitBug}},
+		{name: "panic inside a step", panics: true, codes: []int{cli.ExitBug}},
 		{name: "SIGINT mid-run", signal: os.Interrupt, stage: "run", codes: []int{130}},
 		{name: "SIGTERM mid-run", signal: syscall.SIGTERM, stage: "run", codes: []int{143}},
 	}

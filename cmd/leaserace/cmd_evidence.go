@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/leaserace/leaserace/cmd/leaserace/internal/cli"
 	"github.com/leaserace/leaserace/engine/batch"
 	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/tui/export"
@@ -32,29 +33,29 @@ func (e *evidenceFlags) register(fs *pflag.FlagSet) {
 func (e evidenceFlags) check(cmd *cobra.Command) error {
 	if e.dir == "" {
 		if e.force {
-			return usageErr("--force goes with --evidence DIR")
+			return cli.UsageErr("--force goes with --evidence DIR")
 		}
 		return nil
 	}
 	if cmd.Flags().Changed("case") {
-		return usageErr("--evidence records the built-in scenarios; it does not go with --case")
+		return cli.UsageErr("--evidence records the built-in scenarios; it does not go with --case")
 	}
 	st, err := os.Stat(e.dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil
 	case err != nil:
-		return usageErr("--evidence %s: %w", e.dir, err)
+		return cli.UsageErr("--evidence %s: %w", e.dir, err)
 	case !st.IsDir():
-		return usageErr("--evidence %s is a file, not a directory", e.dir)
+		return cli.UsageErr("--evidence %s is a file, not a directory", e.dir)
 	}
 	d, err := os.Open(e.dir)
 	if err != nil {
-		return usageErr("--evidence %s: %w", e.dir, err)
+		return cli.UsageErr("--evidence %s: %w", e.dir, err)
 	}
 	defer d.Close()
 	if _, err := d.Readdirnames(1); err == nil && !e.force {
-		return usageErr("--evidence %s is not empty; choose an empty or new directory, or add --force to write the bundle into it", e.dir)
+		return cli.UsageErr("--evidence %s is not empty; choose an empty or new directory, or add --force to write the bundle into it", e.dir)
 	}
 	return nil
 }
@@ -76,10 +77,10 @@ func (a *app) writeEvidence(ctx context.Context, ts []transcript.Transcript, e e
 		return err
 	}
 	manifest := ev.Files[len(ev.Files)-1]
-	a.infof("evidence: %d transcripts, %d files in %s; %s sha256 %s", len(ev.Transcripts), len(ev.Files), e.dir, manifest.Name, manifest.SHA256())
-	var w io.Writer = a.stdout
+	a.Infof("evidence: %d transcripts, %d files in %s; %s sha256 %s", len(ev.Transcripts), len(ev.Files), e.dir, manifest.Name, manifest.SHA256())
+	var w io.Writer = a.Stdout
 	if jsonOut {
-		w = a.stderr
+		w = a.Stderr
 	}
 	if _, err := fmt.Fprintln(w, ev.Summary.String()); err != nil {
 		return fmt.Errorf("cannot print the summary: %w", err)
@@ -117,7 +118,7 @@ func (a *app) writeTranscriptDir(ctx context.Context, dir string, tr transcript.
 		return err
 	}
 	for _, f := range files {
-		a.infof("transcript (%s, %s, %s) written to %s", tr.Knobs, effectsNoun(tr.Outcome.Effects), tr.Outcome.Verdict, filepath.Join(dir, f.Name))
+		a.Infof("transcript (%s, %s, %s) written to %s", tr.Knobs, effectsNoun(tr.Outcome.Effects), tr.Outcome.Verdict, filepath.Join(dir, f.Name))
 	}
 	return nil
 }
@@ -129,7 +130,7 @@ func writeFilesAtomic(ctx context.Context, dir string, files []batch.EvidenceFil
 		return fmt.Errorf("cannot make the directory %s: %w", dir, err)
 	}
 	for _, f := range files {
-		if err := writeFileAtomic(ctx, filepath.Join(dir, f.Name), f.Data); err != nil {
+		if err := cli.WriteFileAtomic(ctx, filepath.Join(dir, f.Name), f.Data); err != nil {
 			return err
 		}
 	}

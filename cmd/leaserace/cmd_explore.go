@@ -5,12 +5,10 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
-	"strings"
 	"time"
 
-	"github.com/charmbracelet/x/term"
+	"github.com/leaserace/leaserace/cmd/leaserace/internal/cli"
 	"github.com/leaserace/leaserace/engine/batch"
 	"github.com/leaserace/leaserace/tui/exploremap"
 	"github.com/spf13/cobra"
@@ -21,7 +19,7 @@ type exploreFlags struct {
 	vary     []string
 	format   string
 	orders   bool
-	pg       pgFlags
+	pg       cli.PGFlags
 }
 
 func newExploreCmd(a *app) *cobra.Command {
@@ -78,7 +76,7 @@ where MOVES is a move list's text form, e.g. "A:send hb1@1055,clock:advance@1060
   leaserace explore --orders --format json > orders.json
   leaserace run --renewal blind --fencing off \
     --moves "$(jq -r '.settings[0].shortest.conflict' orders.json)"`,
-		Args: noArgs,
+		Args: cli.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.explore(cmd.Context(), f)
 		},
@@ -88,7 +86,7 @@ where MOVES is a move list's text form, e.g. "A:send hb1@1055,clock:advance@1060
 	fs.StringArrayVar(&f.vary, "vary", nil, "sweep a named time, NAME=FROM..TO (repeatable; default arrival over the window)")
 	fs.StringVar(&f.format, "format", "text", "output: text (a map), json or csv; with --orders text (a table) or json")
 	fs.BoolVar(&f.orders, "orders", false, "explore every order of the scenario's moves under each setting, instead of sweeping a time")
-	f.pg.register(fs, a.getenv)
+	f.pg.Register(fs, a.Getenv)
 	return cmd
 }
 
@@ -99,9 +97,9 @@ func (a *app) explore(ctx context.Context, f exploreFlags) error {
 	switch f.format {
 	case "text", "json", "csv":
 	default:
-		return usageErr("--format %q: want text, json or csv", f.format)
+		return cli.UsageErr("--format %q: want text, json or csv", f.format)
 	}
-	sc, err := loadScenario(f.scenario)
+	sc, err := cli.LoadScenario(f.scenario)
 	if err != nil {
 		return err
 	}
@@ -109,45 +107,45 @@ func (a *app) explore(ctx context.Context, f exploreFlags) error {
 	for _, s := range f.vary {
 		v, err := batch.ParseVary(s)
 		if err != nil {
-			return withCode(exitUsage, err)
+			return cli.WithCode(cli.ExitUsage, err)
 		}
 		vary = append(vary, v)
 	}
 	if len(vary) == 0 {
 		if vary, err = batch.DefaultVary(sc); err != nil {
-			return withCode(exitUsage, err)
+			return cli.WithCode(cli.ExitUsage, err)
 		}
 	}
 	// A sweep that cannot run fails here, before any server starts.
 	if err := batch.CheckVary(sc, vary); err != nil {
-		return usageErr("--vary: %w", err)
+		return cli.UsageErr("--vary: %w", err)
 	}
-	srv, err := a.startPG(ctx, &f.pg)
+	srv, err := a.StartPG(ctx, &f.pg)
 	if err != nil {
 		return err
 	}
-	defer a.closeServer(srv)
+	defer a.CloseServer(srv)
 
-	bar := newProgressBar(a.stderr, "explore "+sc.Name, "cells")
-	res, err := batch.Explore(ctx, srv.DSN, sc, vary, bar.update)
-	bar.finish()
+	bar := cli.NewProgressBar(a.Stderr, "explore "+sc.Name, "cells")
+	res, err := batch.Explore(ctx, srv.DSN, sc, vary, bar.Update)
+	bar.Finish()
 	if err != nil {
-		if interrupted(ctx, err) {
+		if cli.Interrupted(ctx, err) {
 			return err
 		}
 		return fmt.Errorf("exploring %s: %w", sc.Name, err)
 	}
-	a.infof("%d runs of %s in %s", len(res.Cells), sc.Name, res.Took.Round(time.Millisecond))
+	a.Infof("%d runs of %s in %s", len(res.Cells), sc.Name, res.Took.Round(time.Millisecond))
 	switch f.format {
 	case "json":
-		return writeJSON(a.stdout, res)
+		return cli.WriteJSON(a.Stdout, res)
 	case "csv":
-		return writeExploreCSV(a.stdout, res)
+		return writeExploreCSV(a.Stdout, res)
 	}
-	return exploremap.Write(a.stdout, res, exploremap.Options{
-		Color: !a.noColor() && isTerminal(a.stdout),
-		Width: terminalWidth(a.stdout, a.getenv),
-		Light: lightBackground(a.getenv),
+	return exploremap.Write(a.Stdout, res, exploremap.Options{
+		Color: !a.NoColor() && cli.IsTerminal(a.Stdout),
+		Width: cli.TerminalWidth(a.Stdout, a.Getenv),
+		Light: cli.LightBackground(a.Getenv),
 	})
 }
 
@@ -170,81 +168,4 @@ func writeExploreCSV(w io.Writer, res batch.ExploreResult) error {
 		return fmt.Errorf("cannot write the CSV: %w", err)
 	}
 	return nil
-}
-
-// lightBackground reads COLORFGBG ("fg;bg"), which many terminals set: a
-// background of 7 or 15 is light. Without it, dark is the likelier guess.
-func lightBackground(getenv func(string) string) bool {
-	v := getenv("COLORFGBG")
-	bg := v[strings.LastIndex(v, ";")+1:]
-	return bg == "7" || bg == "15"
-}
-
-// terminalWidth is the width to wrap to: the terminal's, else $COLUMNS,
-// else 80.
-func terminalWidth(w io.Writer, getenv func(string) string) int {
-	if f, ok := w.(*os.File); ok && isTerminal(f) {
-		if cols, _, err := term.GetSize(f.Fd()); err == nil && cols >= 40 {
-			return cols
-		}
-	}
-	if n, err := strconv.Atoi(getenv("COLUMNS")); err == nil && n >= 40 {
-		return n
-	}
-	return 80
-}
-
-// progressBar shows a command's progress on standard error: a bar redrawn
-// in place on a terminal, a line every tenth of the way otherwise, so logs
-// stay short.
-type progressBar struct {
-	w          io.Writer
-	label      string
-	unit       string
-	tty        bool
-	start      time.Time
-	drawn      time.Time
-	lastTenth  int
-	done, tot  int
-	wroteInTTY bool
-}
-
-func newProgressBar(w io.Writer, label, unit string) *progressBar {
-	return &progressBar{w: w, label: label, unit: unit, tty: isTerminal(w), start: time.Now(), lastTenth: -1}
-}
-
-// update is called with how many of how many are done; calls never overlap.
-func (p *progressBar) update(done, total int) {
-	p.done, p.tot = done, total
-	if total <= 0 {
-		return
-	}
-	if !p.tty {
-		if tenth := done * 10 / total; tenth != p.lastTenth {
-			p.lastTenth = tenth
-			fmt.Fprintf(p.w, "%s: %d/%d %s (%d%%)\n", p.label, done, total, p.unit, done*100/total)
-		}
-		return
-	}
-	// Redrawing more than ~20 times a second only costs time.
-	if done != total && time.Since(p.drawn) < 50*time.Millisecond {
-		return
-	}
-	p.drawn = time.Now()
-	const width = 30
-	fill := done * width / total
-	rate := ""
-	if s := time.Since(p.start).Seconds(); s > 0.2 {
-		rate = fmt.Sprintf("  %.0f %s/s", float64(done)/s, p.unit)
-	}
-	fmt.Fprintf(p.w, "\r%s [%s%s] %d/%d %s%s\x1b[K", p.label,
-		strings.Repeat("█", fill), strings.Repeat("·", width-fill), done, total, p.unit, rate)
-	p.wroteInTTY = true
-}
-
-// finish ends the bar's line on a terminal.
-func (p *progressBar) finish() {
-	if p.tty && p.wroteInTTY {
-		fmt.Fprintln(p.w)
-	}
 }

@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/leaserace/leaserace/cmd/leaserace/internal/cli"
 	"github.com/leaserace/leaserace/engine/search"
 	"github.com/leaserace/leaserace/scenario"
 )
@@ -48,35 +49,35 @@ func movesOrNull(log []scenario.Move) *string {
 func (a *app) exploreOrders(ctx context.Context, f exploreFlags) error {
 	switch {
 	case f.format != "text" && f.format != "json":
-		return usageErr("--format %q: with --orders, want text or json", f.format)
+		return cli.UsageErr("--format %q: with --orders, want text or json", f.format)
 	case len(f.vary) > 0:
-		return usageErr("--vary sweeps a time; --orders explores every order of the moves at the scenario's own times: give one or the other")
+		return cli.UsageErr("--vary sweeps a time; --orders explores every order of the moves at the scenario's own times: give one or the other")
 	}
-	sc, err := loadScenario(f.scenario)
+	sc, err := cli.LoadScenario(f.scenario)
 	if err != nil {
 		return err
 	}
-	srv, err := a.startPG(ctx, &f.pg)
+	srv, err := a.StartPG(ctx, &f.pg)
 	if err != nil {
 		return err
 	}
-	defer a.closeServer(srv)
+	defer a.CloseServer(srv)
 
 	orders := search.NewOrders(search.Config{DSN: srv.DSN})
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
 		if err := orders.Close(cctx); err != nil {
-			a.warnf("%s", err)
+			a.Warnf("%s", err)
 		}
 	}()
-	counter := newStateCounter(a.stderr, "explore --orders "+sc.Name)
+	counter := cli.NewStateCounter(a.Stderr, "explore --orders "+sc.Name)
 	start := time.Now()
-	rs, err := orders.SearchAll(ctx, sc, counter.update)
+	rs, err := orders.SearchAll(ctx, sc, counter.Update)
 	took := time.Since(start)
-	counter.finish()
+	counter.Finish()
 	if err != nil {
-		if interrupted(ctx, err) {
+		if cli.Interrupted(ctx, err) {
 			return err
 		}
 		return fmt.Errorf("exploring the orders of %s: %w", sc.Name, err)
@@ -85,7 +86,7 @@ func (a *app) exploreOrders(ctx context.Context, f exploreFlags) error {
 	for _, r := range rs {
 		states += r.States
 	}
-	a.infof("%d states of %s under six settings in %s (%.0f states/s)", states, sc.Name, took.Round(time.Millisecond), float64(states)/max(took.Seconds(), 1e-9))
+	a.Infof("%d states of %s under six settings in %s (%.0f states/s)", states, sc.Name, took.Round(time.Millisecond), float64(states)/max(took.Seconds(), 1e-9))
 	if f.format == "json" {
 		out := ordersJSON{Scenario: sc.Name, Settings: []ordersSettingJS{}}
 		for _, r := range rs {
@@ -95,9 +96,9 @@ func (a *app) exploreOrders(ctx context.Context, f exploreFlags) error {
 				Shortest: ordersShortestJS{Conflict: movesOrNull(r.ShortestConflict), Blocked: movesOrNull(r.ShortestBlocked)},
 			})
 		}
-		return writeJSON(a.stdout, out)
+		return cli.WriteJSON(a.Stdout, out)
 	}
-	return writeOrdersTable(a.stdout, sc, rs)
+	return writeOrdersTable(a.Stdout, sc, rs)
 }
 
 // writeOrdersTable is explore --orders for a person: a table of the
@@ -154,53 +155,4 @@ func writeOrdersTable(w io.Writer, sc *scenario.Scenario, rs []search.Result) er
 		return fmt.Errorf("cannot write the table: %w", err)
 	}
 	return nil
-}
-
-// stateCounter shows a search's progress on standard error when the total
-// is not known ahead: a count redrawn in place on a terminal, otherwise a
-// line each time the count doubles, so logs stay short.
-type stateCounter struct {
-	w       io.Writer
-	label   string
-	tty     bool
-	start   time.Time
-	drawn   time.Time
-	next    int
-	states  int
-	written bool
-}
-
-func newStateCounter(w io.Writer, label string) *stateCounter {
-	return &stateCounter{w: w, label: label, tty: isTerminal(w), start: time.Now(), next: 1000}
-}
-
-// update is told the states found so far; calls never overlap.
-func (c *stateCounter) update(states int) {
-	c.states = states
-	if !c.tty {
-		if states >= c.next {
-			fmt.Fprintf(c.w, "%s: %d states\n", c.label, states)
-			for c.next <= states {
-				c.next *= 2
-			}
-		}
-		return
-	}
-	if time.Since(c.drawn) < 50*time.Millisecond {
-		return
-	}
-	c.drawn = time.Now()
-	rate := ""
-	if s := time.Since(c.start).Seconds(); s > 0.2 {
-		rate = fmt.Sprintf("  %.0f states/s", float64(states)/s)
-	}
-	fmt.Fprintf(c.w, "\r%s: %d states%s\x1b[K", c.label, states, rate)
-	c.written = true
-}
-
-// finish ends the count's line on a terminal.
-func (c *stateCounter) finish() {
-	if c.tty && c.written {
-		fmt.Fprintf(c.w, "\r%s: %d states\x1b[K\n", c.label, c.states)
-	}
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/leaserace/leaserace/cmd/leaserace/internal/cli"
 	"github.com/leaserace/leaserace/engine"
 	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/tui"
@@ -61,7 +62,7 @@ when no PostgreSQL server can start.`,
   leaserace replay renewal-race--blind-off.json --format cast > race.cast`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
-				return usageErr("%s needs exactly one transcript file; see %s --help", cmd.CommandPath(), cmd.CommandPath())
+				return cli.UsageErr("%s needs exactly one transcript file; see %s --help", cmd.CommandPath(), cmd.CommandPath())
 			}
 			return nil
 		},
@@ -84,25 +85,25 @@ func (a *app) replay(ctx context.Context, cmd *cobra.Command, file string, f rep
 	}
 	if cmd.Flags().Changed("format") {
 		if !slices.Contains(export.Formats(), f.format) {
-			return usageErr("--format %q: want %s", f.format, strings.Join(export.Formats(), ", "))
+			return cli.UsageErr("--format %q: want %s", f.format, strings.Join(export.Formats(), ", "))
 		}
 		data, err := export.Render(tr, f.format)
 		if err != nil {
-			return withCode(exitUsage, fmt.Errorf("%s: %w", file, err))
+			return cli.WithCode(cli.ExitUsage, fmt.Errorf("%s: %w", file, err))
 		}
-		if _, err := a.stdout.Write(data); err != nil {
+		if _, err := a.Stdout.Write(data); err != nil {
 			return fmt.Errorf("cannot write the %s transcript to standard output: %w", f.format, err)
 		}
 		return nil
 	}
 	rp, err := engine.NewReplay(replayRecordings(tr, file)...)
 	if err != nil {
-		return withCode(exitUsage, fmt.Errorf("%s: %w", file, err))
+		return cli.WithCode(cli.ExitUsage, fmt.Errorf("%s: %w", file, err))
 	}
-	o := tui.Options{Replay: rp, ExportDir: f.exportDir, NoColor: a.noColor(), In: a.stdin, Out: a.stdout, NoAsk: f.noAsk}
+	o := tui.Options{Replay: rp, ExportDir: f.exportDir, NoColor: a.NoColor(), In: a.Stdin, Out: a.Stdout, NoAsk: f.noAsk}
 	if cmd.Flags().Changed("at") {
 		if f.at < rp.Start() || f.at > rp.End() {
-			return usageErr("--at %d is outside the recording's timeline, %d–%d", f.at, rp.Start(), rp.End())
+			return cli.UsageErr("--at %d is outside the recording's timeline, %d–%d", f.at, rp.Start(), rp.End())
 		}
 		at := f.at
 		o.At = &at
@@ -110,14 +111,14 @@ func (a *app) replay(ctx context.Context, cmd *cobra.Command, file string, f rep
 	if f.exportDir != "" {
 		st, err := os.Stat(f.exportDir)
 		if err != nil || !st.IsDir() {
-			return usageErr("--export-dir %s is not a directory", f.exportDir)
+			return cli.UsageErr("--export-dir %s is not a directory", f.exportDir)
 		}
 	}
-	if !isTerminal(a.stdout) {
-		return usageErr("standard output is not a terminal, and the interactive UI needs one; to print the file instead use: leaserace replay %s --format md", file)
+	if !cli.IsTerminal(a.Stdout) {
+		return cli.UsageErr("standard output is not a terminal, and the interactive UI needs one; to print the file instead use: leaserace replay %s --format md", file)
 	}
 	if err := tui.Run(ctx, o); err != nil {
-		if interrupted(ctx, err) {
+		if cli.Interrupted(ctx, err) {
 			return err
 		}
 		return fmt.Errorf("the interactive UI stopped: %w", err)

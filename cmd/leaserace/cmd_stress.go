@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/leaserace/leaserace/cmd/leaserace/internal/cli"
 	"github.com/leaserace/leaserace/engine/batch"
 	"github.com/leaserace/leaserace/scenario"
 	"github.com/spf13/cobra"
@@ -22,7 +23,7 @@ type stressFlags struct {
 	renewal  []string
 	fencing  []string
 	format   string
-	pg       pgFlags
+	pg       cli.PGFlags
 }
 
 func newStressCmd(a *app) *cobra.Command {
@@ -73,7 +74,7 @@ broke), or a runtime failure, 2 bad flags, 3 no server.`, batch.StressTTL),
 
   # The unsafe one, as JSON
   leaserace stress --runs 500 --renewal blind --fencing off --format json`,
-		Args: noArgs,
+		Args: cli.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.stress(cmd.Context(), cmd, f)
 		},
@@ -86,22 +87,22 @@ broke), or a runtime failure, 2 bad flags, 3 no server.`, batch.StressTTL),
 	fs.StringSliceVar(&f.renewal, "renewal", nil, "renewal modes to race: blind, compare or both (default both)")
 	fs.StringSliceVar(&f.fencing, "fencing", nil, "fencing modes to race: off, strict, monotonic (default all)")
 	fs.StringVar(&f.format, "format", "text", "output: text (a table) or json")
-	f.pg.register(fs, a.getenv)
+	f.pg.Register(fs, a.Getenv)
 	return cmd
 }
 
 func (a *app) stress(ctx context.Context, cmd *cobra.Command, f stressFlags) error {
 	if f.format != "text" && f.format != "json" {
-		return usageErr("--format %q: want text or json", f.format)
+		return cli.UsageErr("--format %q: want text or json", f.format)
 	}
 	if f.runs < 1 || f.runs > batch.MaxStressRuns {
-		return usageErr("--runs %d: want 1 to %d", f.runs, batch.MaxStressRuns)
+		return cli.UsageErr("--runs %d: want 1 to %d", f.runs, batch.MaxStressRuns)
 	}
 	if f.workers < 2 || f.workers > batch.MaxStressWorkers {
-		return usageErr("--workers %d: want 2 to %d (a race needs two holders)", f.workers, batch.MaxStressWorkers)
+		return cli.UsageErr("--workers %d: want 2 to %d (a race needs two holders)", f.workers, batch.MaxStressWorkers)
 	}
 	if f.parallel < 1 || f.parallel > batch.MaxStressParallel {
-		return usageErr("--parallel %d: want 1 to %d", f.parallel, batch.MaxStressParallel)
+		return cli.UsageErr("--parallel %d: want 1 to %d", f.parallel, batch.MaxStressParallel)
 	}
 	settings, err := stressSettings(f.renewal, f.fencing)
 	if err != nil {
@@ -113,29 +114,29 @@ func (a *app) stress(ctx context.Context, cmd *cobra.Command, f stressFlags) err
 		// gets the seed back exactly.
 		seed = rand.Uint64() >> 11
 	}
-	srv, err := a.startPG(ctx, &f.pg)
+	srv, err := a.StartPG(ctx, &f.pg)
 	if err != nil {
 		return err
 	}
-	defer a.closeServer(srv)
+	defer a.CloseServer(srv)
 
-	a.infof("stress: %d runs × %d settings, %d holders, TTL %d ms, seed %d", f.runs, len(settings), f.workers, batch.StressTTL, seed)
-	bar := newProgressBar(a.stderr, "stress", "runs")
+	a.Infof("stress: %d runs × %d settings, %d holders, TTL %d ms, seed %d", f.runs, len(settings), f.workers, batch.StressTTL, seed)
+	bar := cli.NewProgressBar(a.Stderr, "stress", "runs")
 	res, err := batch.Stress(ctx, batch.StressConfig{
 		DSN: srv.DSN, Runs: f.runs, Workers: f.workers, Parallel: f.parallel,
-		Seed: seed, Settings: settings, Progress: bar.update,
+		Seed: seed, Settings: settings, Progress: bar.Update,
 	})
-	bar.finish()
+	bar.Finish()
 	if err != nil {
-		if interrupted(ctx, err) {
+		if cli.Interrupted(ctx, err) {
 			return err
 		}
 		return fmt.Errorf("stress (seed %d): %w", seed, err)
 	}
 	if f.format == "json" {
-		err = writeJSON(a.stdout, res)
+		err = cli.WriteJSON(a.Stdout, res)
 	} else {
-		err = writeStressTable(a.stdout, res)
+		err = writeStressTable(a.Stdout, res)
 	}
 	if err != nil {
 		return err
@@ -144,13 +145,13 @@ func (a *app) stress(ctx context.Context, cmd *cobra.Command, f stressFlags) err
 		// Strict and monotonic fencing make accepted epochs never go down,
 		// so a violation there is a bug, not a finding.
 		if s.Fencing != scenario.FencingOff && s.Violations > 0 {
-			return withCode(exitFailure, fmt.Errorf("%s/%s fencing let %d violations through (seed %d): the resource's guarantee broke", s.Renewal, s.Fencing, s.Violations, seed))
+			return cli.WithCode(cli.ExitFailure, fmt.Errorf("%s/%s fencing let %d violations through (seed %d): the resource's guarantee broke", s.Renewal, s.Fencing, s.Violations, seed))
 		}
 		// Off refuses nothing and monotonic refuses only epochs below the
 		// stored one, which is the highest accepted: neither can lose a
 		// valid write. Strict does, and that is the lesson.
 		if s.Fencing != scenario.FencingStrict && s.ValidWritesRefused > 0 {
-			return withCode(exitFailure, fmt.Errorf("%s/%s fencing refused %d valid writes (seed %d): the resource's guarantee broke", s.Renewal, s.Fencing, s.ValidWritesRefused, seed))
+			return cli.WithCode(cli.ExitFailure, fmt.Errorf("%s/%s fencing refused %d valid writes (seed %d): the resource's guarantee broke", s.Renewal, s.Fencing, s.ValidWritesRefused, seed))
 		}
 	}
 	return nil
@@ -161,12 +162,12 @@ func (a *app) stress(ctx context.Context, cmd *cobra.Command, f stressFlags) err
 func stressSettings(renewals, fencings []string) ([]scenario.Knobs, error) {
 	for _, r := range renewals {
 		if _, err := scenario.ParseRenewal(r); err != nil {
-			return nil, usageErr("--renewal: %w", err)
+			return nil, cli.UsageErr("--renewal: %w", err)
 		}
 	}
 	for _, f := range fencings {
 		if _, err := scenario.ParseFencing(f); err != nil {
-			return nil, usageErr("--fencing: %w", err)
+			return nil, cli.UsageErr("--fencing: %w", err)
 		}
 	}
 	var out []scenario.Knobs

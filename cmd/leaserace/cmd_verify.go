@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/leaserace/leaserace/cmd/leaserace/internal/cli"
 	"github.com/leaserace/leaserace/engine"
 	"github.com/leaserace/leaserace/engine/batch"
 	"github.com/leaserace/leaserace/engine/transcript"
@@ -12,7 +13,7 @@ import (
 )
 
 func newVerifyCmd(a *app) *cobra.Command {
-	var pg pgFlags
+	var pg cli.PGFlags
 	cmd := &cobra.Command{
 		Use:   "verify FILE.json...",
 		Short: "Re-run recorded transcripts live and compare them digest for digest",
@@ -38,7 +39,7 @@ PostgreSQL server could start.`,
   leaserace verify assets/transcripts/*.json --pg dsn --dsn postgres://me@localhost/db`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return usageErr("%s needs a transcript file; see %s --help", cmd.CommandPath(), cmd.CommandPath())
+				return cli.UsageErr("%s needs a transcript file; see %s --help", cmd.CommandPath(), cmd.CommandPath())
 			}
 			return nil
 		},
@@ -46,11 +47,11 @@ PostgreSQL server could start.`,
 			return a.verify(cmd.Context(), files, pg)
 		},
 	}
-	pg.register(cmd.Flags(), a.getenv)
+	pg.Register(cmd.Flags(), a.Getenv)
 	return cmd
 }
 
-func (a *app) verify(ctx context.Context, files []string, pg pgFlags) error {
+func (a *app) verify(ctx context.Context, files []string, pg cli.PGFlags) error {
 	// Every file is read and its scenario found before a server starts.
 	trs := make([]transcript.Transcript, len(files))
 	for i, file := range files {
@@ -59,15 +60,15 @@ func (a *app) verify(ctx context.Context, files []string, pg pgFlags) error {
 			return err
 		}
 		if _, err := engine.ScenarioOf(tr); err != nil {
-			return withCode(exitUsage, fmt.Errorf("%s: %w", file, err))
+			return cli.WithCode(cli.ExitUsage, fmt.Errorf("%s: %w", file, err))
 		}
 		trs[i] = tr
 	}
-	srv, err := a.startPG(ctx, &pg)
+	srv, err := a.StartPG(ctx, &pg)
 	if err != nil {
 		return err
 	}
-	defer a.closeServer(srv)
+	defer a.CloseServer(srv)
 
 	differ := 0
 	for i, tr := range trs {
@@ -76,9 +77,9 @@ func (a *app) verify(ctx context.Context, files []string, pg pgFlags) error {
 			return fmt.Errorf("cannot verify %s: %w", files[i], err)
 		}
 		if len(files) > 1 {
-			fmt.Fprintf(a.stdout, "%s: ", files[i])
+			fmt.Fprintf(a.Stdout, "%s: ", files[i])
 		}
-		if err := res.WriteReport(a.stdout); err != nil {
+		if err := res.WriteReport(a.Stdout); err != nil {
 			return err
 		}
 		if !res.Identical {
@@ -89,9 +90,9 @@ func (a *app) verify(ctx context.Context, files []string, pg pgFlags) error {
 	case differ == 0:
 		return nil
 	case len(files) == 1:
-		return withCode(exitFailure, fmt.Errorf("%s does not match a live run", files[0]))
+		return cli.WithCode(cli.ExitFailure, fmt.Errorf("%s does not match a live run", files[0]))
 	}
-	return withCode(exitFailure, fmt.Errorf("%d of %d transcripts do not match a live run", differ, len(files)))
+	return cli.WithCode(cli.ExitFailure, fmt.Errorf("%d of %d transcripts do not match a live run", differ, len(files)))
 }
 
 // readTranscriptFile reads a transcript; anything wrong with the file is a
@@ -99,12 +100,12 @@ func (a *app) verify(ctx context.Context, files []string, pg pgFlags) error {
 func readTranscriptFile(file string) (transcript.Transcript, error) {
 	f, err := os.Open(file)
 	if err != nil {
-		return transcript.Transcript{}, usageErr("cannot open the transcript: %w", err)
+		return transcript.Transcript{}, cli.UsageErr("cannot open the transcript: %w", err)
 	}
 	defer f.Close()
 	tr, err := transcript.Read(f)
 	if err != nil {
-		return tr, usageErr("%s: %w", file, err)
+		return tr, cli.UsageErr("%s: %w", file, err)
 	}
 	return tr, nil
 }

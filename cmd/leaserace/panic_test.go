@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/leaserace/leaserace/cmd/leaserace/internal/cli"
 	"github.com/leaserace/leaserace/engine/pgtest"
 )
 
@@ -34,8 +35,8 @@ func TestPanicInAWorkerIsReportedAndLeavesNothing(t *testing.T) {
 			dir := t.TempDir()
 			res := leaseraceEnv(t, []string{"LEASERACE_FAULT=panic@1075"},
 				append(c.args(dir), "--pg", "dsn", "--dsn", scratch)...)
-			if res.code != exitBug {
-				t.Fatalf("exit %d, want %d\n%s", res.code, exitBug, res)
+			if res.code != cli.ExitBug {
+				t.Fatalf("exit %d, want %d\n%s", res.code, cli.ExitBug, res)
 			}
 			for _, want := range []string{"leaserace: hit a bug (", "panic: injected fault: panic inside the step at t=1075)", "This is a bug in leaserace", "goroutine "} {
 				if !strings.Contains(res.stderr, want) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/leaserace/leaserace/cmd/leaserace/internal/cli"
 	"github.com/leaserace/leaserace/engine/pgserver"
 	"github.com/leaserace/leaserace/engine/room"
 	"github.com/leaserace/leaserace/workshop"
@@ -13,7 +14,7 @@ import (
 type presentFlags struct {
 	room     string
 	scenario string
-	knobs    knobFlags
+	knobs    cli.KnobFlags
 	dsn      string
 }
 
@@ -35,7 +36,7 @@ leaserace serve prints at start (or DATABASE_URL / the PG* variables).`,
   leaserace serve --pg dsn --dsn postgres://me@localhost/ws
   # In another
   leaserace present --dsn postgres://me@localhost/ws`,
-		Args: noArgs,
+		Args: cli.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.present(cmd.Context(), f)
 		},
@@ -43,36 +44,36 @@ leaserace serve prints at start (or DATABASE_URL / the PG* variables).`,
 	fs := cmd.Flags()
 	fs.StringVar(&f.room, "room", "main", "the room to lead (serve's --room)")
 	fs.StringVar(&f.scenario, "scenario", "renewal-race", "the scenario to start with")
-	f.knobs.register(fs)
+	f.knobs.Register(fs)
 	fs.StringVar(&f.dsn, "dsn", "", "the room's PostgreSQL (else DATABASE_URL or the PG* variables)")
 	return cmd
 }
 
 func (a *app) present(ctx context.Context, f presentFlags) error {
-	k, err := f.knobs.knobs()
+	k, err := f.knobs.Knobs()
 	if err != nil {
 		return err
 	}
-	if _, err := loadScenario(f.scenario); err != nil {
+	if _, err := cli.LoadScenario(f.scenario); err != nil {
 		return err
 	}
 	if err := room.ValidRoom(f.room); err != nil {
-		return usageErr("--room %q: %v", f.room, err)
+		return cli.UsageErr("--room %q: %v", f.room, err)
 	}
-	if !isTerminal(a.stdout) {
-		return usageErr("standard output is not a terminal, and the presenter's UI needs one")
+	if !cli.IsTerminal(a.Stdout) {
+		return cli.UsageErr("standard output is not a terminal, and the presenter's UI needs one")
 	}
-	a.addSecretsFromDSN(f.dsn)
-	srv, err := a.startServer(ctx, pgserver.DSNProvider{DSN: f.dsn})
+	a.AddSecretsFromDSN(f.dsn)
+	srv, err := a.StartServer(ctx, pgserver.DSNProvider{DSN: f.dsn})
 	if err != nil {
 		return err
 	}
-	defer a.closeServer(srv)
+	defer a.CloseServer(srv)
 	err = workshop.Present(ctx, workshop.PresentConfig{
 		DSN: srv.DSN, Room: f.room, Scenario: f.scenario, Knobs: k,
-		NoColor: a.noColor(), In: a.stdin, Out: a.stdout, Stderr: a.stderr,
+		NoColor: a.NoColor(), In: a.Stdin, Out: a.Stdout, Stderr: a.Stderr,
 	})
-	if err != nil && !interrupted(ctx, err) {
+	if err != nil && !cli.Interrupted(ctx, err) {
 		return fmt.Errorf("the presenter's UI stopped: %w", err)
 	}
 	return err

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 
+	"github.com/leaserace/leaserace/cmd/leaserace/internal/cli"
 	"github.com/leaserace/leaserace/engine/resource"
 	"github.com/spf13/cobra"
 )
@@ -13,7 +14,7 @@ type resourceFlags struct {
 	listen      string
 	fencing     string
 	allowRemote bool
-	pg          pgFlags
+	pg          cli.PGFlags
 }
 
 func newResourceCmd(a *app) *cobra.Command {
@@ -39,7 +40,7 @@ The resource has no authentication, so it listens on loopback only unless
   # A fixed port with the unsuccessful fix, then try it from another terminal
   leaserace resource --listen 127.0.0.1:8080 --fencing strict
   curl -s -X POST 127.0.0.1:8080/writes -d '{"epoch":3,"value":"x","actor":"A"}'`,
-		Args: noArgs,
+		Args: cli.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.resource(cmd.Context(), f)
 		},
@@ -48,23 +49,23 @@ The resource has no authentication, so it listens on loopback only unless
 	fs.StringVar(&f.listen, "listen", "127.0.0.1:0", "address to listen on (port 0 picks a free one)")
 	fs.StringVar(&f.fencing, "fencing", "monotonic", "fencing policy: off, strict (>) or monotonic (>=)")
 	fs.BoolVar(&f.allowRemote, "allow-remote", false, "allow a --listen address other machines can reach (the resource has no authentication)")
-	f.pg.register(fs, a.getenv)
+	f.pg.Register(fs, a.Getenv)
 	return cmd
 }
 
 func (a *app) resource(ctx context.Context, f resourceFlags) error {
-	fencing, err := parseFencingFlag(f.fencing)
+	fencing, err := cli.ParseFencingFlag(f.fencing)
 	if err != nil {
 		return err
 	}
 	if err := checkListen(f.listen, f.allowRemote); err != nil {
 		return err
 	}
-	srv, err := a.startPG(ctx, &f.pg)
+	srv, err := a.StartPG(ctx, &f.pg)
 	if err != nil {
 		return err
 	}
-	defer a.closeServer(srv)
+	defer a.CloseServer(srv)
 
 	res, err := resource.Start(ctx, resource.Config{
 		DSN:              srv.DSN,
@@ -80,20 +81,20 @@ func (a *app) resource(ctx context.Context, f resourceFlags) error {
 		return fmt.Errorf("cannot start the resource: %w", err)
 	}
 	defer func() {
-		cctx, cancel := cleanupContext()
+		cctx, cancel := cli.CleanupContext()
 		defer cancel()
 		if err := res.Close(cctx); err != nil {
-			a.warnf("could not stop the resource cleanly: %v", err)
+			a.Warnf("could not stop the resource cleanly: %v", err)
 		}
 	}()
 
 	// The URL alone on the first line, for scripts: URL=$(leaserace resource | head -1).
-	if _, err := fmt.Fprintln(a.stdout, res.URL()); err != nil {
+	if _, err := fmt.Fprintln(a.Stdout, res.URL()); err != nil {
 		return fmt.Errorf("cannot write the resource's URL: %w", err)
 	}
-	a.infof("resource at %s, fencing %s, state in schema %s; Ctrl-C or SIGTERM stops it", res.URL(), fencing.Describe(), res.Schema())
+	a.Infof("resource at %s, fencing %s, state in schema %s; Ctrl-C or SIGTERM stops it", res.URL(), fencing.Describe(), res.Schema())
 	<-ctx.Done()
-	a.infof("stopping the resource and PostgreSQL")
+	a.Infof("stopping the resource and PostgreSQL")
 	return nil
 }
 
@@ -103,10 +104,10 @@ func (a *app) resource(ctx context.Context, f resourceFlags) error {
 func checkListen(addr string, allowRemote bool) error {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		return usageErr("--listen %q: want host:port, e.g. 127.0.0.1:8080 (port 0 picks a free one)", addr)
+		return cli.UsageErr("--listen %q: want host:port, e.g. 127.0.0.1:8080 (port 0 picks a free one)", addr)
 	}
 	if _, err := net.LookupPort("tcp", port); err != nil {
-		return usageErr("--listen %q: %q is not a port", addr, port)
+		return cli.UsageErr("--listen %q: %q is not a port", addr, port)
 	}
 	if allowRemote {
 		return nil
@@ -121,5 +122,5 @@ func checkListen(addr string, allowRemote bool) error {
 	if host == "" {
 		where = "every interface"
 	}
-	return usageErr("--listen %q would listen on %s, which other machines can reach; the resource has no authentication, so pass --allow-remote to do that deliberately", addr, where)
+	return cli.UsageErr("--listen %q would listen on %s, which other machines can reach; the resource has no authentication, so pass --allow-remote to do that deliberately", addr, where)
 }

@@ -5,16 +5,17 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/leaserace/leaserace/cmd/leaserace/internal/cli"
 	"github.com/leaserace/leaserace/scenario"
 	"github.com/spf13/cobra"
 )
 
 type rootFlags struct {
 	scenario  string
-	knobs     knobFlags
+	knobs     cli.KnobFlags
 	at        int64
 	exportDir string
-	pg        pgFlags
+	pg        cli.PGFlags
 	fallback  bool
 	play      bool
 	noAsk     bool
@@ -69,7 +70,7 @@ NO_COLOR turns colour off.`,
   leaserace run --renewal blind --fencing off --format md
   leaserace check`,
 		Version:       versionLine(),
-		Args:          noArgs,
+		Args:          cli.NoArgs,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -77,19 +78,19 @@ NO_COLOR turns colour off.`,
 		},
 	}
 	root.SetVersionTemplate("{{.Version}}\n")
-	root.SetIn(a.stdin)
-	root.SetOut(a.stdout)
-	root.SetErr(a.stderr)
+	root.SetIn(a.Stdin)
+	root.SetOut(a.Stdout)
+	root.SetErr(a.Stderr)
 	// Every bad flag, on any command, is a usage error: exit 2.
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usageErr("%w; see %s --help", err, c.CommandPath())
+		return cli.UsageErr("%w; see %s --help", err, c.CommandPath())
 	})
 	fs := root.Flags()
 	fs.StringVar(&f.scenario, "scenario", "renewal-race", "a built-in scenario's name or a scenario YAML file")
-	f.knobs.register(fs)
+	f.knobs.Register(fs)
 	fs.Int64Var(&f.at, "at", 0, "open positioned at logical time T, every event up to T executed")
 	fs.StringVar(&f.exportDir, "export-dir", "", "where e writes exported transcripts (default the current directory)")
-	f.pg.register(fs, a.getenv)
+	f.pg.Register(fs, a.Getenv)
 	fs.BoolVar(&f.fallback, "fallback", true, "with --pg auto, show the recorded runs when no PostgreSQL server can start (false: exit 3)")
 	fs.BoolVar(&f.play, "play", false, "open in play mode: choose every move yourself (p toggles it in the UI)")
 	fs.BoolVar(&f.noAsk, "no-ask", false, "skip the predict-then-reveal questions at the scenarios' pivotal steps")
@@ -107,7 +108,7 @@ type tuiOptions struct {
 	knobs     scenario.Knobs
 	at        *int64
 	exportDir string
-	pg        pgFlags
+	pg        cli.PGFlags
 	// fallback: no server at all shows the shipped recordings instead.
 	fallback bool
 	// play opens in play mode; noAsk skips the questions.
@@ -117,22 +118,22 @@ type tuiOptions struct {
 func (a *app) tui(ctx context.Context, cmd *cobra.Command, f rootFlags) error {
 	// Check everything before the screen changes, so a typo gets a plain
 	// message and exit 2 rather than a UI that starts and fails.
-	k, err := f.knobs.knobs()
+	k, err := f.knobs.Knobs()
 	if err != nil {
 		return err
 	}
-	sc, err := loadScenario(f.scenario)
+	sc, err := cli.LoadScenario(f.scenario)
 	if err != nil {
 		return err
 	}
 	// Only auto falls back: a server named with --pg or --dsn that fails
 	// is a mistake to show, not to paper over.
 	o := tuiOptions{scenario: f.scenario, knobs: k, exportDir: f.exportDir, pg: f.pg,
-		fallback: f.fallback && f.pg.pg == "auto" && f.pg.dsn == "", play: f.play, noAsk: f.noAsk}
+		fallback: f.fallback && f.pg.Kind == "auto" && f.pg.DSN == "", play: f.play, noAsk: f.noAsk}
 	if cmd.Flags().Changed("at") {
-		from, to := timeline(sc)
+		from, to := cli.Timeline(sc)
 		if f.at < from || f.at > to {
-			return usageErr("--at %d is outside %s's timeline, %d–%d", f.at, sc.Name, from, to)
+			return cli.UsageErr("--at %d is outside %s's timeline, %d–%d", f.at, sc.Name, from, to)
 		}
 		at := f.at
 		o.at = &at
@@ -140,31 +141,21 @@ func (a *app) tui(ctx context.Context, cmd *cobra.Command, f rootFlags) error {
 	if f.exportDir != "" {
 		st, err := os.Stat(f.exportDir)
 		if err != nil || !st.IsDir() {
-			return usageErr("--export-dir %s is not a directory", f.exportDir)
+			return cli.UsageErr("--export-dir %s is not a directory", f.exportDir)
 		}
 	}
-	if !isTerminal(a.stdout) {
-		return usageErr("standard output is not a terminal, and the interactive UI needs one; for a transcript without a terminal use: leaserace run --scenario %s --renewal %s --fencing %s", f.scenario, k.Renewal, k.Fencing)
+	if !cli.IsTerminal(a.Stdout) {
+		return cli.UsageErr("standard output is not a terminal, and the interactive UI needs one; for a transcript without a terminal use: leaserace run --scenario %s --renewal %s --fencing %s", f.scenario, k.Renewal, k.Fencing)
 	}
-	prov, err := f.pg.provider(a)
+	prov, err := f.pg.Provider(a.App)
 	if err != nil {
 		return err
 	}
 	if err := a.runTUI(ctx, prov, o); err != nil {
-		if interrupted(ctx, err) {
+		if cli.Interrupted(ctx, err) {
 			return err
 		}
 		return fmt.Errorf("the interactive UI stopped: %w", err)
 	}
 	return nil
-}
-
-// isTerminal reports whether w is a character device such as a terminal.
-func isTerminal(w any) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/leaserace/leaserace/cmd/leaserace/internal/cli"
 	"github.com/leaserace/leaserace/engine"
 	"github.com/leaserace/leaserace/engine/world"
 	"github.com/leaserace/leaserace/scenario"
@@ -18,12 +19,12 @@ import (
 
 type runFlags struct {
 	scenario  string
-	knobs     knobFlags
+	knobs     cli.KnobFlags
 	format    string
 	out       string
 	moves     string
 	movesFile string
-	pg        pgFlags
+	pg        cli.PGFlags
 }
 
 func newRunCmd(a *app) *cobra.Command {
@@ -77,25 +78,25 @@ refused with its number and why: exit 2.`,
 
   # The same schedule under the repair, from a file
   leaserace run --renewal compare --fencing monotonic --moves-file race.moves`,
-		Args: noArgs,
+		Args: cli.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.run(cmd.Context(), cmd, f)
 		},
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&f.scenario, "scenario", "renewal-race", "a built-in scenario's name or a scenario YAML file")
-	f.knobs.register(fs)
+	f.knobs.Register(fs)
 	fs.StringVar(&f.format, "format", "", "transcript format: json, md, mermaid or cast (default json, or md/mermaid/cast for an --out ending in .md/.mmd/.cast)")
 	fs.StringVar(&f.out, "out", "", "write the transcript to this file, or every format into this directory, instead of standard output")
 	fs.StringVar(&f.moves, "moves", "", "play these moves instead of the scenario's events, e.g. 'A:send hb1@1055,clock:advance@1060'")
 	fs.StringVar(&f.movesFile, "moves-file", "", "read the moves to play from this file (- for standard input)")
-	f.pg.register(fs, a.getenv)
+	f.pg.Register(fs, a.Getenv)
 	return cmd
 }
 
 func (a *app) run(ctx context.Context, cmd *cobra.Command, f runFlags) error {
 	// Everything a person typed is checked before anything starts.
-	k, err := f.knobs.knobs()
+	k, err := f.knobs.Knobs()
 	if err != nil {
 		return err
 	}
@@ -113,15 +114,15 @@ func (a *app) run(ctx context.Context, cmd *cobra.Command, f runFlags) error {
 		}
 	}
 	if !slices.Contains(export.Formats(), format) {
-		return usageErr("--format %q: want %s", format, strings.Join(export.Formats(), ", "))
+		return cli.UsageErr("--format %q: want %s", format, strings.Join(export.Formats(), ", "))
 	}
 	outDir := isOutDir(f.out)
 	if f.out != "" && !outDir {
-		if err := checkOutPath(f.out); err != nil {
+		if err := cli.CheckOutPath(f.out); err != nil {
 			return err
 		}
 	}
-	sc, err := loadScenario(f.scenario)
+	sc, err := cli.LoadScenario(f.scenario)
 	if err != nil {
 		return err
 	}
@@ -129,11 +130,11 @@ func (a *app) run(ctx context.Context, cmd *cobra.Command, f runFlags) error {
 	if err != nil {
 		return err
 	}
-	srv, err := a.startPG(ctx, &f.pg)
+	srv, err := a.StartPG(ctx, &f.pg)
 	if err != nil {
 		return err
 	}
-	defer a.closeServer(srv)
+	defer a.CloseServer(srv)
 
 	run, err := engine.Open(ctx, engine.Config{
 		DSN: srv.DSN, Scenario: sc, Knobs: k, Log: log,
@@ -142,9 +143,9 @@ func (a *app) run(ctx context.Context, cmd *cobra.Command, f runFlags) error {
 	if err != nil {
 		return fmt.Errorf("cannot prepare the run of %s: %w", sc.Name, err)
 	}
-	defer a.closeRun(run, srv)
+	defer a.CloseRun(run, srv)
 	if err := playAll(ctx, run); err != nil {
-		var refused *exitError
+		var refused *cli.ExitError
 		if errors.As(err, &refused) {
 			return err
 		}
@@ -167,21 +168,21 @@ func (a *app) run(ctx context.Context, cmd *cobra.Command, f runFlags) error {
 
 	// Render fully before touching the output, so an encoding failure
 	// cannot leave a partial transcript behind either. The asciicast is
-	// drawn by the TUI's view code, so the TUI package renders every format.
+	// drawn by the TUI's renderer, so tui/export renders every format.
 	data, err := export.Render(tr, format)
 	if err != nil {
 		return err
 	}
 	if f.out == "" {
-		if _, err := a.stdout.Write(data); err != nil {
+		if _, err := a.Stdout.Write(data); err != nil {
 			return fmt.Errorf("cannot write the transcript to standard output: %w", err)
 		}
 		return nil
 	}
-	if err := writeFileAtomic(ctx, f.out, data); err != nil {
+	if err := cli.WriteFileAtomic(ctx, f.out, data); err != nil {
 		return err
 	}
-	a.infof("transcript (%s, %s, %s, %s) written to %s", format, k, effectsNoun(tr.Outcome.Effects), tr.Outcome.Verdict, f.out)
+	a.Infof("transcript (%s, %s, %s, %s) written to %s", format, k, effectsNoun(tr.Outcome.Effects), tr.Outcome.Verdict, f.out)
 	return nil
 }
 
@@ -195,20 +196,20 @@ func (a *app) movesOf(f runFlags) ([]scenario.Move, error) {
 	text, from := f.moves, "--moves"
 	switch {
 	case f.moves != "" && f.movesFile != "":
-		return nil, usageErr("--moves and --moves-file both give the moves: use one")
+		return nil, cli.UsageErr("--moves and --moves-file both give the moves: use one")
 	case f.movesFile == "-":
-		data, err := io.ReadAll(io.LimitReader(a.stdin, maxMovesFile+1))
+		data, err := io.ReadAll(io.LimitReader(a.Stdin, maxMovesFile+1))
 		if err != nil {
-			return nil, usageErr("--moves-file -: cannot read standard input: %w", err)
+			return nil, cli.UsageErr("--moves-file -: cannot read standard input: %w", err)
 		}
 		if len(data) > maxMovesFile {
-			return nil, usageErr("--moves-file -: more than %d bytes", maxMovesFile)
+			return nil, cli.UsageErr("--moves-file -: more than %d bytes", maxMovesFile)
 		}
 		text, from = movesFileText(data), "--moves-file -"
 	case f.movesFile != "":
-		data, err := readLimited(f.movesFile, maxMovesFile)
+		data, err := cli.ReadLimited(f.movesFile, maxMovesFile)
 		if err != nil {
-			return nil, usageErr("--moves-file: %w", err)
+			return nil, cli.UsageErr("--moves-file: %w", err)
 		}
 		text, from = movesFileText(data), f.movesFile
 	default:
@@ -218,10 +219,10 @@ func (a *app) movesOf(f runFlags) ([]scenario.Move, error) {
 	}
 	log, err := scenario.ParseMoves(text)
 	if err != nil {
-		return nil, usageErr("%s: %w", from, err)
+		return nil, cli.UsageErr("%s: %w", from, err)
 	}
 	if len(log) == 0 {
-		return nil, usageErr("%s holds no moves; leave it out to play the scenario's events", from)
+		return nil, cli.UsageErr("%s holds no moves; leave it out to play the scenario's events", from)
 	}
 	return log, nil
 }
@@ -247,24 +248,13 @@ func playAll(ctx context.Context, run *engine.Run) error {
 		_, err := run.Next(ctx)
 		var ne *world.NotEnabledError
 		if errors.As(err, &ne) {
-			return usageErr("move %d %q: %s", i+1, ne.Move.String(), ne.Why)
+			return cli.UsageErr("move %d %q: %s", i+1, ne.Move.String(), ne.Why)
 		}
 		if err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// noArgs refuses positional arguments as a usage error (exit 2).
-func noArgs(cmd *cobra.Command, args []string) error {
-	if len(args) == 0 {
-		return nil
-	}
-	if cmd.HasSubCommands() {
-		return usageErr("unknown command %q; see %s --help", args[0], cmd.CommandPath())
-	}
-	return usageErr("%s takes no arguments, got %q; see %s --help", cmd.CommandPath(), args[0], cmd.CommandPath())
 }
 
 // effectsNoun is "1 effect" or "n effects".

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"text/tabwriter"
 
+	"github.com/leaserace/leaserace/cmd/leaserace/internal/cli"
 	"github.com/leaserace/leaserace/scenario"
 	"github.com/spf13/cobra"
 )
@@ -18,14 +19,14 @@ logical time they cover. --show prints a scenario's YAML: a starting point
 for writing your own and passing it to --scenario FILE.`,
 		Example: `  leaserace scenarios
   leaserace scenarios --show renewal-race > my-race.yaml`,
-		Args: noArgs,
+		Args: cli.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if cmd.Flags().Changed("show") {
 				src, err := scenario.BuiltinSource(show)
 				if err != nil {
-					return usageErr("--show: %w", err)
+					return cli.UsageErr("--show: %w", err)
 				}
-				if _, err := a.stdout.Write(src); err != nil {
+				if _, err := a.Stdout.Write(src); err != nil {
 					return fmt.Errorf("cannot write the scenario: %w", err)
 				}
 				return nil
@@ -34,7 +35,7 @@ for writing your own and passing it to --scenario FILE.`,
 			if err != nil {
 				return err
 			}
-			tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
+			tw := tabwriter.NewWriter(a.Stdout, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "NAME\tWINDOW\tTITLE")
 			for _, sc := range scs {
 				fmt.Fprintf(tw, "%s\t%d–%d\t%s\n", sc.Name, sc.Window.From, sc.Window.To, sc.Title)

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/leaserace/leaserace/cmd/leaserace/internal/cli"
 	"github.com/leaserace/leaserace/sshroom"
 	"github.com/leaserace/leaserace/workshop"
 	"github.com/spf13/cobra"
@@ -25,8 +26,8 @@ type serveFlags struct {
 	roomCode     string
 	room         string
 	scenario     string
-	knobs        knobFlags
-	pg           pgFlags
+	knobs        cli.KnobFlags
+	pg           cli.PGFlags
 }
 
 func newServeCmd(a *app) *cobra.Command {
@@ -59,14 +60,14 @@ their runs and stops what serve started.`,
   # Two serve processes, one room, on a PostgreSQL of your own
   leaserace serve --pg dsn --dsn postgres://me@db/ws --listen 127.0.0.1:2222
   leaserace serve --pg dsn --dsn postgres://me@db/ws --listen 127.0.0.1:2223`,
-		Args: noArgs,
+		Args: cli.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.serve(cmd.Context(), f)
 		},
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&f.listen, "listen", sshroom.DefaultListen, "address to serve SSH on (host:port)")
-	fs.StringVar(&f.hostKeyDir, "host-key-dir", defaultHostKeyDir(a.getenv), "directory of the server's host key, made on first use and reused")
+	fs.StringVar(&f.hostKeyDir, "host-key-dir", defaultHostKeyDir(a.Getenv), "directory of the server's host key, made on first use and reused")
 	fs.IntVar(&f.maxAttendees, "max-attendees", 100, "most attendees at once; the next one is told the room is full")
 	fs.IntVar(&f.maxConns, "max-conns", 16, "PostgreSQL connections the attendees' runs share (the resource gets as many)")
 	fs.DurationVar(&f.idle, "idle-timeout", 30*time.Minute, "end an attendee's session after this long without a key")
@@ -75,8 +76,8 @@ their runs and stops what serve started.`,
 	fs.StringVar(&f.roomCode, "room-code", "", "the code attendees type at login (default: one is made and printed when needed)")
 	fs.StringVar(&f.room, "room", "main", "the room's name: serve processes with the same name on one PostgreSQL form one room")
 	fs.StringVar(&f.scenario, "scenario", "renewal-race", "the scenario attendees start with (the presenter's lead moves them)")
-	f.knobs.register(fs)
-	f.pg.register(fs, a.getenv)
+	f.knobs.Register(fs)
+	f.pg.Register(fs, a.Getenv)
 	return cmd
 }
 
@@ -93,58 +94,58 @@ func defaultHostKeyDir(getenv func(string) string) string {
 }
 
 func (a *app) serve(ctx context.Context, f serveFlags) error {
-	k, err := f.knobs.knobs()
+	k, err := f.knobs.Knobs()
 	if err != nil {
 		return err
 	}
-	sc, err := loadScenario(f.scenario)
+	sc, err := cli.LoadScenario(f.scenario)
 	if err != nil {
 		return err
 	}
 	switch {
 	case f.maxConns < 2 || f.maxConns > 500:
-		return usageErr("--max-conns %d: want 2..500", f.maxConns)
+		return cli.UsageErr("--max-conns %d: want 2..500", f.maxConns)
 	case f.maxAttendees < 1:
-		return usageErr("--max-attendees %d: want at least 1", f.maxAttendees)
+		return cli.UsageErr("--max-attendees %d: want at least 1", f.maxAttendees)
 	case f.open && !f.allowRemote:
-		return usageErr("--open only matters with --allow-remote: on loopback nobody else can connect")
+		return cli.UsageErr("--open only matters with --allow-remote: on loopback nobody else can connect")
 	}
 	if err := checkListen(f.listen, f.allowRemote); err != nil {
 		return err
 	}
 	// The attendees' pool, the resource's, the room's and a margin.
-	f.pg.maxConns = 2*f.maxConns + 20
-	srv, err := a.startPG(ctx, &f.pg)
+	f.pg.MaxConns = 2*f.maxConns + 20
+	srv, err := a.StartPG(ctx, &f.pg)
 	if err != nil {
 		return err
 	}
-	defer a.closeServer(srv)
+	defer a.CloseServer(srv)
 
 	rm, err := workshop.Start(ctx, workshop.Config{
 		DSN: srv.DSN, Room: f.room, Listen: f.listen, HostKeyDir: f.hostKeyDir,
 		MaxAttendees: f.maxAttendees, MaxConns: f.maxConns, IdleTimeout: f.idle,
 		AllowRemote: f.allowRemote, Open: f.open, RoomCode: f.roomCode,
 		Scenario: sc, Knobs: k,
-		OnError: func(err error) { a.warnf("room %s: %v", f.room, err) },
+		OnError: func(err error) { a.Warnf("room %s: %v", f.room, err) },
 	})
 	if err != nil {
 		switch {
 		case errors.Is(err, workshop.ErrRemoteNotAllowed):
-			return usageErr("%v", err)
+			return cli.UsageErr("%v", err)
 		case ctx.Err() != nil:
 			return ctx.Err()
 		}
 		return fmt.Errorf("cannot serve room %s: %w", f.room, err)
 	}
 	addrHost, port, _ := net.SplitHostPort(rm.Addr().String())
-	a.infof("room %s: attendees connect with ssh -p %s NAME@%s", f.room, port, addrHost)
-	a.infof("host key fingerprint %s", rm.Fingerprint())
+	a.Infof("room %s: attendees connect with ssh -p %s NAME@%s", f.room, port, addrHost)
+	a.Infof("host key fingerprint %s", rm.Fingerprint())
 	if code := rm.RoomCode(); code != "" {
-		a.infof("room code: %s", code)
+		a.Infof("room code: %s", code)
 	}
-	a.infof("presenter: leaserace present --room %s --dsn %q", f.room, srv.Redacted())
+	a.Infof("presenter: leaserace present --room %s --dsn %q", f.room, srv.Redacted())
 	// The address alone on standard output, for scripts and tests.
-	_, err = fmt.Fprintln(a.stdout, rm.Addr().String())
+	_, err = fmt.Fprintln(a.Stdout, rm.Addr().String())
 	if err != nil {
 		err = fmt.Errorf("cannot write the address: %w", err)
 	} else {
@@ -156,11 +157,11 @@ func (a *app) serve(ctx context.Context, f serveFlags) error {
 			err = fmt.Errorf("the SSH server stopped: %w", rm.Err())
 		}
 	}
-	a.infof("closing the room: every attendee is told, and their runs are dropped")
+	a.Infof("closing the room: every attendee is told, and their runs are dropped")
 	sctx, cancel := context.WithTimeout(context.Background(), sshroom.DefaultShutdownTimeout)
 	defer cancel()
 	if serr := rm.Shutdown(sctx); serr != nil {
-		a.warnf("the room did not close cleanly: %v", serr)
+		a.Warnf("the room did not close cleanly: %v", serr)
 	}
 	return err
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leaserace/leaserace/cmd/leaserace/internal/cli"
 	"github.com/leaserace/leaserace/sshroom"
 	gossh "golang.org/x/crypto/ssh"
 )
@@ -133,8 +134,8 @@ func TestServeOverOpenSSHInTmux(t *testing.T) {
 	code := s.wait(t, 30*time.Second)
 	took := time.Since(start)
 	t.Logf("serve exited %d, %s after SIGTERM; stderr:\n%s", code, took, s.stderr.String())
-	if code != exitTerm {
-		t.Errorf("serve's exit status after SIGTERM: %d, want %d", code, exitTerm)
+	if code != cli.ExitTerm {
+		t.Errorf("serve's exit status after SIGTERM: %d, want %d", code, cli.ExitTerm)
 	}
 	if took > 10*time.Second {
 		t.Errorf("serve took %s to stop after SIGTERM, want at most 10 s", took)
@@ -172,7 +173,7 @@ func TestServeAndPresentRefuseBadFlags(t *testing.T) {
 		{[]string{"present"}, "not a terminal"},
 	} {
 		res := leaserace(t, tc.args...)
-		if res.code != exitUsage || !strings.Contains(res.stderr, tc.says) {
+		if res.code != cli.ExitUsage || !strings.Contains(res.stderr, tc.says) {
 			t.Errorf("leaserace %v: want exit 2 saying %q, got %v", tc.args, tc.says, res)
 		}
 		if strings.Contains(res.stderr, "starting PostgreSQL") {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 
+	"github.com/leaserace/leaserace/cmd/leaserace/internal/cli"
 	"github.com/leaserace/leaserace/engine/pgserver"
 	"github.com/leaserace/leaserace/tui"
 )
@@ -24,16 +25,16 @@ func (a *app) runTUI(ctx context.Context, prov pgserver.Provider, o tuiOptions) 
 		Fallback:  o.fallback,
 		Play:      o.play,
 		NoAsk:     o.noAsk,
-		NoColor:   a.noColor(),
-		In:        a.stdin,
-		Out:       a.stdout,
-		Stderr:    a.stderr,
+		NoColor:   a.NoColor(),
+		In:        a.Stdin,
+		Out:       a.Stdout,
+		Stderr:    a.Stderr,
 	})
 	if err != nil && w.failed() && ctx.Err() == nil {
-		return withCode(exitNoServer, err)
+		return cli.WithCode(cli.ExitNoServer, err)
 	}
 	if err == nil && w.failed() {
-		a.errorf("No PostgreSQL here (%s); showed the recorded runs instead. --dsn, Docker or the PostgreSQL server packages make leaserace run the race live.", tui.OfflineReason(w.err()))
+		a.Errorf("No PostgreSQL here (%s); showed the recorded runs instead. --dsn, Docker or the PostgreSQL server packages make leaserace run the race live.", tui.OfflineReason(w.err()))
 	}
 	return err
 }
@@ -54,7 +55,7 @@ func (w *watchedProvider) Start(ctx context.Context, progress func(string)) (*pg
 	defer w.mu.Unlock()
 	w.startErr = err
 	if err == nil && srv != nil {
-		w.a.addSecretsFromDSN(srv.DSN)
+		w.a.AddSecretsFromDSN(srv.DSN)
 	}
 	return srv, err
 }

@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"runtime/debug"
 
+	"github.com/leaserace/leaserace/cmd/leaserace/internal/cli"
 	"github.com/spf13/cobra"
 )
 
@@ -30,9 +31,9 @@ func newVersionCmd(a *app) *cobra.Command {
 		Use:     "version",
 		Short:   "Print leaserace's version",
 		Example: "  leaserace version\n  leaserace --version",
-		Args:    noArgs,
+		Args:    cli.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			_, err := fmt.Fprintln(a.stdout, versionLine())
+			_, err := fmt.Fprintln(a.Stdout, versionLine())
 			return err
 		},
 	}

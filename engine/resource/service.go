@@ -314,7 +314,7 @@ func (s *Service) RemoveRun(ctx context.Context, name string) error {
 		if name == s.def {
 			return &RequestError{Status: http.StatusBadRequest, Msg: "the default run cannot be removed"}
 		}
-		return &RequestError{Status: http.StatusNotFound, Msg: fmt.Sprintf("no run named %s", clipText(name))}
+		return noRun(name)
 	}
 	delete(s.runs, name)
 	s.mu.Unlock()
@@ -340,7 +340,7 @@ func (s *Service) lookup(name string) (*run, error) {
 	}
 	r := s.runs[name]
 	if r == nil {
-		return nil, &RequestError{Status: http.StatusNotFound, Msg: fmt.Sprintf("no run named %s: create one with POST /runs", clipText(name))}
+		return nil, noRun(name)
 	}
 	return r, nil
 }
@@ -417,7 +417,7 @@ func (s *Service) fencingOf(name string) (scenario.Fencing, error) {
 	defer s.mu.Unlock()
 	r := s.runs[name]
 	if r == nil {
-		return "", &RequestError{Status: http.StatusNotFound, Msg: fmt.Sprintf("no run named %s", clipText(name))}
+		return "", noRun(name)
 	}
 	return r.fencing, nil
 }
@@ -431,7 +431,7 @@ func (s *Service) setFencing(name string, f scenario.Fencing) error {
 	defer s.mu.Unlock()
 	r := s.runs[name]
 	if r == nil {
-		return &RequestError{Status: http.StatusNotFound, Msg: fmt.Sprintf("no run named %s", clipText(name))}
+		return noRun(name)
 	}
 	r.fencing = f
 	return nil
@@ -503,5 +503,10 @@ type RequestError struct {
 }
 
 func (e *RequestError) Error() string { return e.Msg }
+
+// noRun is the refusal for a run name the service does not hold.
+func noRun(name string) *RequestError {
+	return &RequestError{Status: http.StatusNotFound, Msg: fmt.Sprintf("no run named %s: create one with POST /runs", clipText(name))}
+}
 
 var errClosed = errors.New("the resource is shutting down")

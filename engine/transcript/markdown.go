@@ -139,7 +139,7 @@ func (m mdWriter) statements(t Transcript) {
 				}
 				m.p("Arguments: %s.\n\n", strings.Join(args, ", "))
 			}
-			m.p("The server answered %s: %s.\n\n", mdCode(s.Tag), rowsWords(s.Rows))
+			m.p("The server answered %s: %s.\n\n", mdCode(s.Tag), RowsWords(s.Rows))
 		}
 		if c := s.Call; c != nil {
 			result := "accepted"
@@ -289,7 +289,9 @@ func plural(n int, word string) string {
 	return fmt.Sprintf("%d %ss", n, word)
 }
 
-func rowsWords(rows int64) string {
+// RowsWords says a count of rows as the narration does: "zero rows",
+// "one row", "3 rows".
+func RowsWords(rows int64) string {
 	switch rows {
 	case 0:
 		return "zero rows"
@@ -389,7 +391,7 @@ func messageWords(f Message) string {
 	switch f.Kind {
 	case KindReply:
 		// A reply claims nothing: it tells its sender what its renewal did.
-		s = fmt.Sprintf("reply to %s's %s, sent %d, %s: %s", mdText(f.From), mdText(f.ID), f.Sent, due, rowsWords(f.Rows))
+		s = fmt.Sprintf("reply to %s's %s, sent %d, %s: %s", mdText(f.From), mdText(f.ID), f.Sent, due, RowsWords(f.Rows))
 		if f.Rows == 1 && f.Snapshot.Owner == f.From {
 			s += fmt.Sprintf(", so %s will believe %s", mdText(f.From), leasePlain(&f.Snapshot))
 		} else {

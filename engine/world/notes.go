@@ -122,17 +122,7 @@ func noteDeliverLate(actor string, mode scenario.Renewal, rows int64, stale stri
 	case prev != nil && cur != nil:
 		return fmt.Sprintf("One row, committed: %s's heartbeat renews its lease, expires %d → %d, lease_version %d → %d (%s).", actor, prev.ExpiresAt, cur.ExpiresAt, prev.LeaseVersion, cur.LeaseVersion, mode.Describe()) + slow
 	}
-	return fmt.Sprintf("%s's heartbeat reached the coordinator: %s, committed.", actor, rowsWords(rows)) + slow
-}
-
-func rowsWords(rows int64) string {
-	switch rows {
-	case 0:
-		return "zero rows"
-	case 1:
-		return "one row"
-	}
-	return fmt.Sprintf("%d rows", rows)
+	return fmt.Sprintf("%s's heartbeat reached the coordinator: %s, committed.", actor, transcript.RowsWords(rows)) + slow
 }
 
 func noteReply(actor string, m transcript.Message, before *scenario.Lease, t int64) string {

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -7,12 +7,12 @@ import (
 	"path/filepath"
 )
 
-// writeFileAtomic replaces path with data so that anyone reading it sees
+// WriteFileAtomic replaces path with data so that anyone reading it sees
 // either the old file or the whole new one: the data goes to a temporary
 // file in the same directory (same file system, so the rename is atomic),
 // which is synced and then renamed over path. On any failure, including
 // ctx ending, the temporary file is removed and path is left as it was.
-func writeFileAtomic(ctx context.Context, path string, data []byte) (err error) {
+func WriteFileAtomic(ctx context.Context, path string, data []byte) (err error) {
 	dir := filepath.Dir(path)
 	mode := os.FileMode(0o644)
 	if st, err := os.Stat(path); err == nil {
@@ -54,19 +54,19 @@ func writeFileAtomic(ctx context.Context, path string, data []byte) (err error) 
 	return nil
 }
 
-// checkOutPath fails early, before any server starts, when path cannot be
+// CheckOutPath fails early, before any server starts, when path cannot be
 // written: its directory is missing, or it names a directory.
-func checkOutPath(path string) error {
+func CheckOutPath(path string) error {
 	dir := filepath.Dir(path)
 	st, err := os.Stat(dir)
 	if err != nil {
-		return usageErr("--out %s: directory %s does not exist", path, dir)
+		return UsageErr("--out %s: directory %s does not exist", path, dir)
 	}
 	if !st.IsDir() {
-		return usageErr("--out %s: %s is not a directory", path, dir)
+		return UsageErr("--out %s: %s is not a directory", path, dir)
 	}
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		return usageErr("--out %s is a directory; give a file name", path)
+		return UsageErr("--out %s is a directory; give a file name", path)
 	}
 	return nil
 }

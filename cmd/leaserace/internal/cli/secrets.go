@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"net/url"
@@ -9,7 +9,7 @@ import (
 // or two-letter password everywhere would garble every message instead.
 const minSecret = 3
 
-func (a *app) addSecret(s string) {
+func (a *App) AddSecret(s string) {
 	if len(s) < minSecret {
 		return
 	}
@@ -31,9 +31,9 @@ func (a *app) addSecret(s string) {
 	}
 }
 
-// addSecretsFromDSN remembers the password a connection string carries, in
+// AddSecretsFromDSN remembers the password a connection string carries, in
 // URL or key=value form.
-func (a *app) addSecretsFromDSN(dsn string) {
+func (a *App) AddSecretsFromDSN(dsn string) {
 	if dsn == "" {
 		return
 	}
@@ -41,22 +41,22 @@ func (a *app) addSecretsFromDSN(dsn string) {
 		if u, err := url.Parse(dsn); err == nil {
 			if u.User != nil {
 				if p, ok := u.User.Password(); ok {
-					a.addSecret(p)
+					a.AddSecret(p)
 				}
 			}
-			a.addSecret(u.Query().Get("password"))
+			a.AddSecret(u.Query().Get("password"))
 		}
 		return
 	}
 	for _, f := range strings.Fields(dsn) {
 		if k, v, ok := strings.Cut(f, "="); ok && strings.EqualFold(k, "password") {
-			a.addSecret(strings.Trim(v, "'"))
+			a.AddSecret(strings.Trim(v, "'"))
 		}
 	}
 }
 
-// scrub hides every known password in s.
-func (a *app) scrub(s string) string {
+// Scrub hides every known password in s.
+func (a *App) Scrub(s string) string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for _, x := range a.secrets {
