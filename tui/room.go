@@ -39,13 +39,16 @@ type roomLink struct {
 	lead *room.Lead
 	// reached remembers goals already reported, by scenario/goal.
 	reached map[string]bool
+	// out keeps seat and lead reports in the order of the moves; shared
+	// by every copy of the link.
+	out *outbox
 }
 
 // inRoom makes the model part of a workshop room: as the presenter, or
 // as the attendee in seat, following the presenter or not.
 func (m Model) inRoom(to Room, seat room.Seat, presenter, following bool) Model {
 	m.Room = &screen.Room{Presenter: presenter, Following: following}
-	m.link = &roomLink{to: to, seat: seat}
+	m.link = &roomLink{to: to, seat: seat, out: newOutbox()}
 	m.Keys = m.Keys.InRoom(presenter)
 	return m
 }
@@ -126,11 +129,9 @@ func (m *Model) afterMove() tea.Cmd {
 func (m Model) setLead(push bool) tea.Cmd {
 	v := m.Snap.View
 	l := room.Lead{Scenario: m.Snap.Scenario.Name, Knobs: v.Knobs, Pos: v.Pos, T: v.Now, Push: push}
-	link := m.link.to
-	return m.roomCall(func(ctx context.Context) error {
-		_, err := link.SetLead(ctx, l)
-		return err
-	})
+	link, out := m.link.to, m.link.out
+	out.putLead(l)
+	return m.roomCall(func(ctx context.Context) error { return out.sendLead(ctx, link) })
 }
 
 // reportSeat tells the room where this attendee's run is.
@@ -141,8 +142,9 @@ func (m Model) reportSeat() tea.Cmd {
 	s := m.link.seat
 	v := m.Snap.View
 	s.Scenario, s.Knobs, s.Pos, s.T, s.Following = m.Snap.Scenario.Name, v.Knobs, v.Pos, v.Now, m.Room.Following
-	link := m.link.to
-	return m.roomCall(func(ctx context.Context) error { return link.Report(ctx, s) })
+	link, out := m.link.to, m.link.out
+	out.putSeat(s)
+	return m.roomCall(func(ctx context.Context) error { return out.sendSeat(ctx, link) })
 }
 
 // vote tells the room the attendee's prediction.

@@ -2,9 +2,7 @@ package workshop
 
 import (
 	"context"
-	"fmt"
 	"sync"
-	"sync/atomic"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/leaserace/leaserace/engine/room"
@@ -14,29 +12,19 @@ import (
 // seatLink is one attendee's line to the room, both ways. Leads go to
 // their program in order, and a lead older than one already sent is
 // dropped, so a late read at join time or a lead heard again after a
-// reconnect cannot move the attendee back. Reports of where they are go
-// to the room one at a time, the newest only: the TUI sends one per move
-// from a goroutine of its own, and without this two quick moves could
-// reach the board out of order, and a busy room would pile them up.
+// reconnect cannot move the attendee back.
 type seatLink struct {
 	store *room.Store
 
 	leadMu sync.Mutex
 	send   func(tea.Msg)
 	last   int64
-
-	// writing holds the one report being written; asked counts reports.
-	writing chan struct{}
-	askMu   sync.Mutex
-	asked   int64
-	// written counts the reports written, for tests.
-	written atomic.Int64
 }
 
 var _ tui.Room = (*seatLink)(nil)
 
 func newSeatLink(store *room.Store, send func(tea.Msg)) *seatLink {
-	return &seatLink{store: store, send: send, writing: make(chan struct{}, 1)}
+	return &seatLink{store: store, send: send}
 }
 
 // lead passes a lead on to the program unless it is older than the last.
@@ -58,29 +46,9 @@ func (l *seatLink) forget() {
 	l.leadMu.Unlock()
 }
 
-// Report writes where the attendee is, unless a newer report is asked for
-// while this one waits for the one before it: then that one is written
-// instead, and this returns nil.
-func (l *seatLink) Report(ctx context.Context, s room.Seat) error {
-	l.askMu.Lock()
-	l.asked++
-	mine := l.asked
-	l.askMu.Unlock()
-	select {
-	case l.writing <- struct{}{}:
-	case <-ctx.Done():
-		return fmt.Errorf("cannot report seat %s: %w", s.ID, ctx.Err())
-	}
-	defer func() { <-l.writing }()
-	l.askMu.Lock()
-	superseded := l.asked != mine
-	l.askMu.Unlock()
-	if superseded {
-		return nil
-	}
-	l.written.Add(1)
-	return l.store.Report(ctx, s)
-}
+// Report writes where the attendee is. The TUI sends its reports one at a
+// time, the newest only, in the order of its moves.
+func (l *seatLink) Report(ctx context.Context, s room.Seat) error { return l.store.Report(ctx, s) }
 
 func (l *seatLink) Vote(ctx context.Context, v room.Vote) error { return l.store.Vote(ctx, v) }
 
