@@ -116,8 +116,6 @@ type Model struct {
 	stderr    io.Writer
 	stderrTTY bool
 
-	// lastTog is the last toggle's change.
-	lastTog *engine.Change
 	// remote is set for a TUI served over SSH.
 	remote   bool
 	quitting bool
@@ -472,7 +470,6 @@ func (m Model) done(d doneMsg) (tea.Model, tea.Cmd) {
 	}
 	m.Failure = nil
 	m.Status = nil
-	m.lastTog = nil
 	if d.info != "" {
 		m.Status = []text.Span{text.Plain(d.info)}
 		if d.op.kind == opNext {
@@ -497,7 +494,6 @@ func (m Model) done(d doneMsg) (tea.Model, tea.Cmd) {
 	}
 	switch d.op.kind {
 	case opRenewal, opFencing:
-		m.lastTog = d.change
 		m.Status = m.ChangeStatus(d.change)
 	case opExport:
 		m.Status = []text.Span{text.Styled(&m.Styles.Good, "✓ exported"), text.Plain(" " + exportedPaths(d.paths))}
