@@ -20,8 +20,8 @@ import (
 
 // TestAttendeesStepIndependently: two attendees, each with a run of their
 // own, step apart: each screen shows its own position and each schema its
-// own rows. While alice steps, pg_stat_activity names her, the actor and
-// her run's schema.
+// own rows. The session that changes alice's lease is named for her, the
+// actor and her run's schema, and no statement of hers names another.
 func TestAttendeesStepIndependently(t *testing.T) {
 	d := scratch(t)
 	r := serve(t, d, workshop.Config{Room: "apart"})
@@ -31,6 +31,10 @@ func TestAttendeesStepIndependently(t *testing.T) {
 		t.Fatalf("alice and bob share the run schema %s", aliceRun)
 	}
 
+	// Every change to alice's lease row records the application_name of
+	// the session that made it: a sample of pg_stat_activity can miss a
+	// statement as short as B's takeover, a trigger cannot.
+	auditLeaseWriters(t, d, aliceRun)
 	// Watch pg_stat_activity from a connection of its own while alice steps.
 	seen := watchAppNames(t, d)
 	alice.Press("l")
@@ -63,8 +67,8 @@ func TestAttendeesStepIndependently(t *testing.T) {
 
 	// B's takeover ran as "leaserace alice B <schema>".
 	want := "leaserace alice B " + aliceRun
-	if !slices.Contains(names, want) {
-		t.Errorf("pg_stat_activity never showed %q while alice stepped; it showed %q", want, names)
+	if writers := leaseWriters(t, d, aliceRun); !slices.Contains(writers, want) {
+		t.Errorf("no change to alice's lease was made by a session named %q; the sessions that changed it were named %q", want, writers)
 	}
 	// A pooled connection keeps the name of the batch it last ran, and pgx
 	// prepares a new statement in a round trip of its own, before the batch
@@ -88,6 +92,40 @@ func TestAttendeesStepIndependently(t *testing.T) {
 	if where["alice"] != 3 || where["bob"] != 1 || len(where) != 2 {
 		t.Errorf("the board's seats: %+v, want alice at 3 and bob at 1", b.Seats)
 	}
+}
+
+// auditLeaseWriters adds a trigger to the leases table of schema that
+// records, for every row inserted or updated, the application_name of the
+// session doing it.
+func auditLeaseWriters(t *testing.T, d db, schema string) {
+	t.Helper()
+	audit := pgx.Identifier{schema, "lr_test_writers"}.Sanitize()
+	fn := pgx.Identifier{schema, "lr_test_record_writer"}.Sanitize()
+	for _, q := range []string{
+		"CREATE TABLE " + audit + " (name text NOT NULL)",
+		"CREATE FUNCTION " + fn + "() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN INSERT INTO " + audit +
+			" VALUES (current_setting('application_name')); RETURN NULL; END $$",
+		"CREATE TRIGGER lr_test_record_writer AFTER INSERT OR UPDATE ON " + pgx.Identifier{schema, "leases"}.Sanitize() +
+			" FOR EACH ROW EXECUTE FUNCTION " + fn + "()",
+	} {
+		if _, err := d.admin.Exec(testCtx(t), q); err != nil {
+			t.Fatalf("auditing the lease writers of %s: %v", schema, err)
+		}
+	}
+}
+
+// leaseWriters is what auditLeaseWriters recorded, without repeats.
+func leaseWriters(t *testing.T, d db, schema string) []string {
+	t.Helper()
+	rows, err := d.admin.Query(testCtx(t), "SELECT DISTINCT name FROM "+pgx.Identifier{schema, "lr_test_writers"}.Sanitize()+" ORDER BY name")
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return names
 }
 
 // watchAppNames polls pg_stat_activity for the database's sessions until
