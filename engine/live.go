@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -39,6 +40,28 @@ type live struct {
 	// (resource false) or the resource (true): a Machine puts that part of
 	// the server into the state the step starts from.
 	ready func(ctx context.Context, resource bool) error
+	// pending is the resource's reset while it is still under way; see
+	// resetTo. known is what the last reset of the resource answered,
+	// for the epoch and value it was asked to set.
+	pending *pendingReset
+	known   *knownReset
+}
+
+// pendingReset is a reset of the resource under way.
+type pendingReset struct {
+	done    <-chan struct{}
+	fencing scenario.Fencing
+	view    resource.View
+	err     error
+}
+
+// knownReset is a reset's request and the state the resource answered:
+// PostgreSQL gives a jsonb value back in its own spelling.
+type knownReset struct {
+	epoch    int64
+	value    string
+	gotEpoch int64
+	gotValue json.RawMessage
 }
 
 // faultStage is where in a step a test build may inject a fault.
@@ -83,25 +106,71 @@ func (l *live) resetTo(ctx context.Context, sc *scenario.Scenario, k scenario.Kn
 	if l.rc == nil {
 		return fmt.Errorf("cannot reset the run: %w", errNotConnected)
 	}
+	// A reset still under way is overtaken by this one; what it answered
+	// no longer matters.
+	_ = l.settle()
 	// The coordinator's rows and the resource's state live apart, and
 	// nothing reads either until both are reset: reset them at once, so a
 	// step back waits for one round trip, not two.
-	var v resource.View
-	resErr := make(chan error, 1)
-	go func() {
-		var err error
-		defer func() { resErr <- err }()
-		defer CatchPanic(&err)
-		v, err = l.resetResource(ctx, sc, k)
-	}()
+	p := l.startResourceReset(ctx, sc, k)
 	err := l.host.send(ctx, l.seedBatch(sc.Lease, sc.Initial), nil)
-	if rerr := <-resErr; err == nil && rerr != nil {
-		return rerr
+	// When the resource answered this same reset before, its answer is
+	// known, and the coordinator's moves need not wait for it: the first
+	// move that talks to the resource does, or the end of the replay
+	// (settle). A step back then waits for the coordinator's round trip.
+	if kr := l.known; err == nil && kr != nil && kr.epoch == sc.Resource.Epoch && kr.value == string(sc.Resource.Value) {
+		l.pending = p
+	} else {
+		l.pending, l.known = p, nil
+		if serr := l.settle(); err == nil && serr != nil {
+			return serr
+		}
+		if err != nil {
+			return fmt.Errorf("cannot reset the coordinator: %w", err)
+		}
+		l.known = &knownReset{epoch: sc.Resource.Epoch, value: string(sc.Resource.Value), gotEpoch: p.view.Epoch, gotValue: p.view.Value}
 	}
-	if err != nil {
-		return fmt.Errorf("cannot reset the coordinator: %w", err)
+	l.w = world.New(sc, k, transcript.ResourceSnap{Epoch: l.known.gotEpoch, Value: l.known.gotValue, Effects: []scenario.Effect{}})
+	return nil
+}
+
+// startResourceReset resets the resource to sc's initial state under k in
+// the background. Until settle, only the goroutine touches the client.
+func (l *live) startResourceReset(ctx context.Context, sc *scenario.Scenario, k scenario.Knobs) *pendingReset {
+	done := make(chan struct{})
+	p := &pendingReset{done: done}
+	rc, setFencing := l.rc, l.fencingSet != k.Fencing
+	// Until the reset is known to have worked, which fencing the resource
+	// holds is not known.
+	l.fencingSet = ""
+	go func() {
+		defer close(done)
+		defer CatchPanic(&p.err)
+		p.view, p.err = resetResource(ctx, rc, sc, k, setFencing)
+	}()
+	p.fencing = k.Fencing
+	return p
+}
+
+// settle waits for a reset of the resource still under way (its request
+// ends with the context it was started with) and checks it answered what
+// the run already shows.
+func (l *live) settle() error {
+	p := l.pending
+	if p == nil {
+		return nil
 	}
-	l.w = world.New(sc, k, transcript.ResourceSnap{Epoch: v.Epoch, Value: v.Value, Effects: []scenario.Effect{}})
+	<-p.done
+	l.pending = nil
+	if p.err != nil {
+		l.known = nil
+		return p.err
+	}
+	l.fencingSet = p.fencing
+	if kr := l.known; kr != nil && (p.view.Epoch != kr.gotEpoch || !bytes.Equal(p.view.Value, kr.gotValue)) {
+		l.known = nil
+		return fmt.Errorf("the resource's reset answered epoch %d and value %s, where the same reset answered epoch %d and value %s before", p.view.Epoch, p.view.Value, kr.gotEpoch, kr.gotValue)
+	}
 	return nil
 }
 
@@ -116,16 +185,15 @@ func (l *live) seedBatch(lease string, c *scenario.Lease) *pgx.Batch {
 	return b
 }
 
-// resetResource sets the resource's fencing to k's, if it changed, and
+// resetResource sets the resource's fencing to k's, when setFencing, and
 // its state to the scenario's initial one.
-func (l *live) resetResource(ctx context.Context, sc *scenario.Scenario, k scenario.Knobs) (resource.View, error) {
-	if l.fencingSet != k.Fencing {
-		if err := l.rc.SetFencing(ctx, k.Fencing); err != nil {
+func resetResource(ctx context.Context, rc *resource.Client, sc *scenario.Scenario, k scenario.Knobs, setFencing bool) (resource.View, error) {
+	if setFencing {
+		if err := rc.SetFencing(ctx, k.Fencing); err != nil {
 			return resource.View{}, fmt.Errorf("cannot set the resource's fencing: %w", err)
 		}
-		l.fencingSet = k.Fencing
 	}
-	v, err := l.rc.Reset(ctx, sc.Resource.Epoch, sc.Resource.Value)
+	v, err := rc.Reset(ctx, sc.Resource.Epoch, sc.Resource.Value)
 	if err != nil {
 		return v, fmt.Errorf("cannot reset the resource: %w", err)
 	}
@@ -207,6 +275,9 @@ func (l *live) Write(ctx context.Context, actor string, epoch int64, value json.
 	if l.rc == nil {
 		return world.Written{}, fmt.Errorf("no resource to write to: %w", errNotConnected)
 	}
+	if err := l.settle(); err != nil {
+		return world.Written{}, err
+	}
 	if l.ready != nil {
 		if err := l.ready(ctx, true); err != nil {
 			return world.Written{}, err
@@ -231,7 +302,8 @@ func (l *live) Write(ctx context.Context, actor string, epoch int64, value json.
 // shares a host leaves that to its host), starts the resource again when
 // the run owns it, and readies the run's schema and resource state again.
 func (l *live) reconnect(ctx context.Context, _ *scenario.Scenario, k scenario.Knobs) error {
-	l.rc = nil
+	_ = l.settle() // the connections it used are about to go
+	l.rc, l.known = nil, nil
 	if l.ownHost {
 		if err := l.host.restart(ctx); err != nil {
 			return err
@@ -264,6 +336,7 @@ func (l *live) meta() *transcript.Meta {
 // fault the server may be back while the pool's connections are dead: the
 // pool makes new ones, so the schema does not stay behind.
 func (l *live) drop(ctx context.Context) error {
+	_ = l.settle()
 	var errs []error
 	if l.rc != nil {
 		if err := l.rc.RemoveRun(ctx); err != nil && !IsResourceDown(err) {

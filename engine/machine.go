@@ -84,6 +84,9 @@ func (m *Machine) Reset(ctx context.Context, sc *scenario.Scenario, k scenario.K
 	if err := m.l.resetTo(ctx, sc, k); err != nil {
 		return err
 	}
+	if err := m.l.settle(); err != nil {
+		return err
+	}
 	m.holdsState()
 	return nil
 }
@@ -184,8 +187,12 @@ func (m *Machine) replay(ctx context.Context) error {
 	}
 	for _, mv := range m.path() {
 		if _, err := l.apply(ctx, mv); err != nil {
+			_ = l.settle()
 			return err
 		}
+	}
+	if err := l.settle(); err != nil {
+		return err
 	}
 	m.holdsState()
 	l.w = target

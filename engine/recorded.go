@@ -112,6 +112,7 @@ func (b *recorded) apply(_ context.Context, mv scenario.Move) (transcript.Step, 
 
 func (b *recorded) reconnect(context.Context, *scenario.Scenario, scenario.Knobs) error { return nil }
 func (b *recorded) close(context.Context) error                                         { return nil }
+func (b *recorded) settle() error                                                       { return nil }
 func (b *recorded) schema() string                                                      { return "" }
 
 // meta is the recording's own: the rows were produced there and then.

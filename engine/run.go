@@ -50,6 +50,9 @@ type backend interface {
 	reset(ctx context.Context, sc *scenario.Scenario, k scenario.Knobs) ([]scenario.Move, error)
 	// apply makes one move and returns its step.
 	apply(ctx context.Context, mv scenario.Move) (transcript.Step, error)
+	// settle waits for whatever reset may still be under way after
+	// reset, and reports how it went.
+	settle() error
 	reconnect(ctx context.Context, sc *scenario.Scenario, k scenario.Knobs) error
 	close(ctx context.Context) error
 	schema() string
@@ -131,7 +134,7 @@ func (r *Run) Reconnect(ctx context.Context) error {
 	// (synchronous_commit is off on the local cluster), and a step that
 	// failed midway may have changed rows the engine never read back.
 	pos, now := len(r.steps), r.now
-	if err := r.reset(ctx); err != nil {
+	if err := r.rewind(ctx); err != nil {
 		return err
 	}
 	return r.replay(ctx, pos, now)
@@ -165,6 +168,15 @@ func (r *Run) Reset(ctx context.Context) error {
 }
 
 func (r *Run) reset(ctx context.Context) error {
+	if err := r.rewind(ctx); err != nil {
+		return err
+	}
+	return r.be.settle()
+}
+
+// rewind is reset, but part of the reset may still be under way when it
+// returns: a replay that follows lets its first moves overlap it.
+func (r *Run) rewind(ctx context.Context) error {
 	log, err := r.be.reset(ctx, r.sc, r.knobs)
 	if err != nil {
 		return err
@@ -257,12 +269,17 @@ func (r *Run) SeekTime(ctx context.Context, t int64) error {
 
 // replay brings the run to n moves made and the cursor at now, resetting
 // first only when it has to go back.
-func (r *Run) replay(ctx context.Context, n int, now int64) error {
+func (r *Run) replay(ctx context.Context, n int, now int64) (err error) {
 	if n < len(r.steps) {
-		if err := r.reset(ctx); err != nil {
+		if err := r.rewind(ctx); err != nil {
 			return err
 		}
 	}
+	defer func() {
+		if serr := r.be.settle(); err == nil {
+			err = serr
+		}
+	}()
 	n = min(n, len(r.log))
 	for len(r.steps) < n {
 		if _, err := r.next(ctx); err != nil {
@@ -309,7 +326,7 @@ func (r *Run) SetKnobs(ctx context.Context, k scenario.Knobs) (Change, error) {
 	pos, now := len(r.steps), r.now
 	old := r.knobs
 	r.knobs = k
-	if err := r.reset(ctx); err != nil {
+	if err := r.rewind(ctx); err != nil {
 		r.knobs = old
 		return ch, err
 	}
