@@ -69,7 +69,9 @@ func TestFaultHeadlessRunNamesPostgreSQL(t *testing.T) {
 	if !s.stderr.waitFor("PostgreSQL via", 2*time.Minute) {
 		t.Fatalf("the run never started:\n%s", s.stderr.String())
 	}
-	time.Sleep(300 * time.Millisecond)
+	// Stop the server once the run is stepping, not while it sets up: a
+	// loaded machine may take longer than any fixed pause to get there.
+	waitForEffects(t, dsn, 2*time.Minute)
 	// Immediate shutdown of the server under the run.
 	stopCluster(t, srv.ID)
 	code := s.wait(t, time.Minute)
@@ -110,5 +112,40 @@ func TestFaultHeadlessRunNamesTheResource(t *testing.T) {
 	}
 	if res.stdout != "" {
 		t.Errorf("a failed run printed a transcript:\n%s", clipOut(res.stdout))
+	}
+}
+
+// waitForEffects waits until some run's resource on the server behind dsn
+// has recorded a write.
+func waitForEffects(t *testing.T, dsn string, d time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	for {
+		var schemas []string
+		rows, err := conn.Query(ctx, `SELECT nspname FROM pg_namespace WHERE nspname LIKE 'lr\_%\_res'`)
+		if err == nil {
+			schemas, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		}
+		if err != nil {
+			t.Fatalf("looking for the run's resource schema: %v", err)
+		}
+		for _, schema := range schemas {
+			var n int
+			// The table may not be there yet: a failed count is a no.
+			if conn.QueryRow(ctx, "SELECT count(*) FROM "+pgx.Identifier{schema, "effects"}.Sanitize()).Scan(&n) == nil && n > 0 {
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("no write reached the resource within %s", d)
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
 }
