@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/leaserace/leaserace/sshroom"
 	"github.com/leaserace/leaserace/sshroom/sshtest"
 	"github.com/leaserace/leaserace/workshop"
 )
@@ -98,8 +99,8 @@ func BenchmarkRoom(b *testing.B) {
 	n, dur, every := benchSettings(b)
 	d := scratch(b)
 	r, err := workshop.Start(testCtx(b), workshop.Config{
-		DSN: d.dsn, Room: "bench", Listen: "127.0.0.1:0", HostKeyDir: b.TempDir() + "/k",
-		MaxAttendees: n + 10, OnError: func(err error) { b.Logf("room: %v", err) },
+		DSN: d.dsn, Room: "bench", SSH: sshroom.Config{Listen: "127.0.0.1:0", HostKeyDir: b.TempDir() + "/k", MaxAttendees: n + 10},
+		OnError: func(err error) { b.Logf("room: %v", err) },
 	})
 	if err != nil {
 		b.Fatal(err)

@@ -112,17 +112,17 @@ func (d db) sessions(t testing.TB) int {
 func serve(t testing.TB, d db, cfg workshop.Config) *workshop.Room {
 	t.Helper()
 	cfg.DSN = d.dsn
-	if cfg.Listen == "" {
-		cfg.Listen = "127.0.0.1:0"
+	if cfg.SSH.Listen == "" {
+		cfg.SSH.Listen = "127.0.0.1:0"
 	}
-	if cfg.HostKeyDir == "" {
-		cfg.HostKeyDir = t.TempDir() + "/hostkey"
+	if cfg.SSH.HostKeyDir == "" {
+		cfg.SSH.HostKeyDir = t.TempDir() + "/hostkey"
 	}
 	if cfg.MaxConns == 0 {
 		cfg.MaxConns = 4
 	}
-	if cfg.Log == nil {
-		cfg.Log = slog.New(slog.NewTextHandler(testWriter{t}, nil))
+	if cfg.SSH.Log == nil {
+		cfg.SSH.Log = slog.New(slog.NewTextHandler(testWriter{t}, nil))
 	}
 	if cfg.OnError == nil {
 		cfg.OnError = func(err error) { t.Logf("room %s: %v", cfg.Room, err) }

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/leaserace/leaserace/engine/room"
 	"github.com/leaserace/leaserace/scenario"
+	"github.com/leaserace/leaserace/sshroom"
 	"github.com/leaserace/leaserace/sshroom/sshtest"
 	"github.com/leaserace/leaserace/workshop"
 	"go.uber.org/goleak"
@@ -365,7 +366,7 @@ func TestTwoServersOneRoom(t *testing.T) {
 // the idle timeout, leave no schema and no seat; the others carry on.
 func TestVanishedClientLeavesNothing(t *testing.T) {
 	d := scratch(t)
-	r := serve(t, d, workshop.Config{Room: "vanish", IdleTimeout: 3 * time.Second})
+	r := serve(t, d, workshop.Config{Room: "vanish", SSH: sshroom.Config{IdleTimeout: 3 * time.Second}})
 	alice, aliceRun := attendRun(t, d, r, "alice")
 	bob := attend(t, r, "bob")
 	_, carolRun := attendRun(t, d, r, "carol")
@@ -413,7 +414,7 @@ func TestShutdownLeavesNothing(t *testing.T) {
 	d := scratch(t)
 	before := goleak.IgnoreCurrent()
 	r, err := workshop.Start(testCtx(t), workshop.Config{
-		DSN: d.dsn, Room: "closing", Listen: "127.0.0.1:0", HostKeyDir: t.TempDir() + "/k", MaxConns: 4,
+		DSN: d.dsn, Room: "closing", SSH: sshroom.Config{Listen: "127.0.0.1:0", HostKeyDir: t.TempDir() + "/k"}, MaxConns: 4,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -487,15 +488,15 @@ func TestStartFailureLeavesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	_, err = workshop.Start(testCtx(t), workshop.Config{DSN: d.dsn, Listen: ln.Addr().String(), HostKeyDir: t.TempDir() + "/k"})
+	_, err = workshop.Start(testCtx(t), workshop.Config{DSN: d.dsn, SSH: sshroom.Config{Listen: ln.Addr().String(), HostKeyDir: t.TempDir() + "/k"}})
 	if err == nil {
 		t.Fatalf("a room started on a port already taken")
 	}
-	_, err = workshop.Start(testCtx(t), workshop.Config{DSN: d.dsn, Listen: "0.0.0.0:0", HostKeyDir: t.TempDir() + "/k"})
+	_, err = workshop.Start(testCtx(t), workshop.Config{DSN: d.dsn, SSH: sshroom.Config{Listen: "0.0.0.0:0", HostKeyDir: t.TempDir() + "/k"}})
 	if !errors.Is(err, workshop.ErrRemoteNotAllowed) {
 		t.Errorf("a room on every interface without AllowRemote: %v, want ErrRemoteNotAllowed", err)
 	}
-	_, err = workshop.Start(testCtx(t), workshop.Config{DSN: d.dsn, Room: "Bad Name", Listen: "127.0.0.1:0", HostKeyDir: t.TempDir() + "/k"})
+	_, err = workshop.Start(testCtx(t), workshop.Config{DSN: d.dsn, Room: "Bad Name", SSH: sshroom.Config{Listen: "127.0.0.1:0", HostKeyDir: t.TempDir() + "/k"}})
 	if !errors.Is(err, room.ErrRoomName) {
 		t.Errorf("a bad room name: %v, want room.ErrRoomName", err)
 	}

@@ -12,7 +12,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"os"
 	"sync"
@@ -54,15 +53,10 @@ type Config struct {
 	// Server names this process on the presenter's board; default
 	// HOST:PORT of the SSH listener.
 	Server string
-	// Listen, HostKeyDir, MaxAttendees, IdleTimeout, AllowRemote, Open and
-	// RoomCode are sshroom.Config's. HostKeyDir is required.
-	Listen       string
-	HostKeyDir   string
-	MaxAttendees int
-	IdleTimeout  time.Duration
-	AllowRemote  bool
-	Open         bool
-	RoomCode     string
+	// SSH is the SSH server's: its listener, host key (HostKeyDir is
+	// required), limits, room code, shutdown timeout and log, which the
+	// room shares. The room sets its minimum window size itself.
+	SSH sshroom.Config
 	// MaxConns bounds the PostgreSQL connections every attendee's run
 	// shares (DefaultMaxConns if 0); the resource service has as many.
 	MaxConns int
@@ -70,12 +64,6 @@ type Config struct {
 	// the presenter's lead moves them; Knobs likewise (blind / off if empty).
 	Scenario *scenario.Scenario
 	Knobs    scenario.Knobs
-	// ShutdownTimeout bounds Shutdown's closing of the sessions;
-	// sshroom.DefaultShutdownTimeout if 0.
-	ShutdownTimeout time.Duration
-	// Log hears sessions coming and going, and panics with their stacks.
-	// Nil discards.
-	Log *slog.Logger
 	// OnError hears what goes wrong in the room's background work (the
 	// LISTEN connection lost, say). Calls never overlap. Nil discards.
 	OnError func(error)
@@ -146,11 +134,9 @@ func Start(ctx context.Context, cfg Config) (_ *Room, err error) {
 
 	// Bind first: a port taken or an address refused fails before
 	// anything else starts, and the port names this process on the board.
-	r.ssh, err = sshroom.New(sshroom.Config{
-		Listen: cfg.Listen, HostKeyDir: cfg.HostKeyDir, MaxAttendees: cfg.MaxAttendees,
-		IdleTimeout: cfg.IdleTimeout, AllowRemote: cfg.AllowRemote, Open: cfg.Open, RoomCode: cfg.RoomCode,
-		MinWidth: tui.MinWidth, MinHeight: tui.MinHeight, ShutdownTimeout: cfg.ShutdownTimeout, Log: cfg.Log,
-	}, r.attendee)
+	sshCfg := cfg.SSH
+	sshCfg.MinWidth, sshCfg.MinHeight = tui.MinWidth, tui.MinHeight
+	r.ssh, err = sshroom.New(sshCfg, r.attendee)
 	if err != nil {
 		return nil, err
 	}

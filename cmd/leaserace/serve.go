@@ -122,10 +122,11 @@ func (a *app) serve(ctx context.Context, f serveFlags) error {
 	defer a.CloseServer(srv)
 
 	rm, err := workshop.Start(ctx, workshop.Config{
-		DSN: srv.DSN, Room: f.room, Listen: f.listen, HostKeyDir: f.hostKeyDir,
-		MaxAttendees: f.maxAttendees, MaxConns: f.maxConns, IdleTimeout: f.idle,
-		AllowRemote: f.allowRemote, Open: f.open, RoomCode: f.roomCode,
-		Scenario: sc, Knobs: k,
+		DSN: srv.DSN, Room: f.room, MaxConns: f.maxConns, Scenario: sc, Knobs: k,
+		SSH: sshroom.Config{
+			Listen: f.listen, HostKeyDir: f.hostKeyDir, MaxAttendees: f.maxAttendees, IdleTimeout: f.idle,
+			AllowRemote: f.allowRemote, Open: f.open, RoomCode: f.roomCode,
+		},
 		OnError: func(err error) { a.Warnf("room %s: %v", f.room, err) },
 	})
 	if err != nil {
