@@ -138,7 +138,7 @@ func (l *live) resetTo(ctx context.Context, sc *scenario.Scenario, k scenario.Kn
 // the background. Until settle, only the goroutine touches the client.
 func (l *live) startResourceReset(ctx context.Context, sc *scenario.Scenario, k scenario.Knobs) *pendingReset {
 	done := make(chan struct{})
-	p := &pendingReset{done: done}
+	p := &pendingReset{done: done, fencing: k.Fencing}
 	rc, setFencing := l.rc, l.fencingSet != k.Fencing
 	// Until the reset is known to have worked, which fencing the resource
 	// holds is not known.
@@ -148,7 +148,6 @@ func (l *live) startResourceReset(ctx context.Context, sc *scenario.Scenario, k 
 		defer CatchPanic(&p.err)
 		p.view, p.err = resetResource(ctx, rc, sc, k, setFencing)
 	}()
-	p.fencing = k.Fencing
 	return p
 }
 
