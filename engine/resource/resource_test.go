@@ -1,6 +1,7 @@
 package resource_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -1085,6 +1086,87 @@ func BenchmarkResourceWrite(b *testing.B) {
 		b.ReportMetric(float64(rawNs.Nanoseconds())/float64(b.N), "raw-ns")
 		b.ReportMetric(float64(hopNs.Nanoseconds())/float64(b.N), "hop-ns")
 		b.ReportMetric(float64(httpNs)/float64(rawNs), "x-raw")
+	})
+	// What a hop costs, taken apart: each right after a wait on
+	// PostgreSQL, as in a replay. pg is a SELECT 1 on a plain session;
+	// echo a few bytes to a goroutine over loopback TCP and back; wire
+	// GET /fencing written and read in the calling goroutine on one
+	// kept-alive connection (net/http's own request writer and response
+	// reader); client the same request through the resource's Client, on
+	// net/http's Transport.
+	b.Run("hop", func(b *testing.B) {
+		raw := resConn(b, res)
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer ln.Close()
+		go func() {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+			_, _ = io.Copy(c, c)
+		}()
+		echo, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer echo.Close()
+		wire, err := net.Dial("tcp", strings.TrimPrefix(res.URL(), "http://"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer wire.Close()
+		wr := bufio.NewReader(wire)
+		req, err := http.NewRequest(http.MethodGet, res.URL()+"/fencing", nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		buf := make([]byte, 8)
+		kinds := []struct {
+			name string
+			do   func() error
+		}{
+			{"pg", func() error { var one int; return raw.QueryRow(ctx, "SELECT 1").Scan(&one) }},
+			{"echo", func() error {
+				if _, err := echo.Write(buf); err != nil {
+					return err
+				}
+				_, err := io.ReadFull(echo, buf)
+				return err
+			}},
+			{"wire", func() error {
+				if err := req.Write(wire); err != nil {
+					return err
+				}
+				resp, err := http.ReadResponse(wr, req)
+				if err != nil {
+					return err
+				}
+				_, err = io.Copy(io.Discard, resp.Body)
+				return errors.Join(err, resp.Body.Close())
+			}},
+			{"client", func() error { _, err := rc.Fencing(ctx); return err }},
+		}
+		took := make([]time.Duration, len(kinds))
+		for b.Loop() {
+			for i, k := range kinds {
+				var one int
+				if err := raw.QueryRow(ctx, "SELECT 1").Scan(&one); err != nil {
+					b.Fatal(err)
+				}
+				t0 := time.Now()
+				if err := k.do(); err != nil {
+					b.Fatalf("%s: %v", k.name, err)
+				}
+				took[i] += time.Since(t0)
+			}
+		}
+		for i, k := range kinds {
+			b.ReportMetric(float64(took[i].Nanoseconds())/float64(b.N), k.name+"-ns")
+		}
 	})
 	b.Run("no-sql", func(b *testing.B) {
 		for b.Loop() {
