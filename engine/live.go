@@ -118,10 +118,9 @@ func (l *live) resetTo(ctx context.Context, sc *scenario.Scenario, k scenario.Kn
 	// known, and the coordinator's moves need not wait for it: the first
 	// move that talks to the resource does, or the end of the replay
 	// (settle). A step back then waits for the coordinator's round trip.
-	if kr := l.known; err == nil && kr != nil && kr.epoch == sc.Resource.Epoch && kr.value == string(sc.Resource.Value) {
-		l.pending = p
-	} else {
-		l.pending, l.known = p, nil
+	l.pending = p
+	if kr := l.known; err != nil || kr == nil || kr.epoch != sc.Resource.Epoch || kr.value != string(sc.Resource.Value) {
+		l.known = nil
 		if serr := l.settle(); err == nil && serr != nil {
 			return serr
 		}

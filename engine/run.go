@@ -525,7 +525,8 @@ func (r *Run) Live() bool {
 	return ok
 }
 
-// CloseTimeout bounds cleaning up after a run, a host or a search: long
-// enough for a busy server to drop schemas, short enough that a dead one
-// cannot hang the way out.
+// CloseTimeout bounds cleaning up after a run, a host, a search or a
+// server leaserace started: long enough for a busy server to drop schemas
+// or a container to terminate, short enough that a dead one cannot hang
+// the way out.
 const CloseTimeout = 30 * time.Second

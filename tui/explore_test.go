@@ -7,8 +7,10 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/engine/enginetest"
 	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/scenario"
+	"github.com/leaserace/leaserace/tui/tuitest"
 )
 
 // oneLine is a frame's text with wrapping undone, for phrases that may
@@ -61,7 +63,7 @@ func TestExploreMapsRenewalRaceAndJumps(t *testing.T) {
 		t.Fatalf("cursor at %d,%d, want the highlighted cell %d,%d", m.Explore.Row, m.Explore.Col, row, col)
 	}
 	v := m.View()
-	checkFrame(t, "map", v, 120, 40)
+	tuitest.CheckFrame(t, "map", v, 120, 40)
 	for _, want := range []string{"Map of renewal-race", "▶ blind/off", "▼ arrival=1075 on screen", "[✗2]", "enter runs it"} {
 		if !strings.Contains(v, want) {
 			t.Errorf("map at 120×40 lacks %q:\n%s", want, v)
@@ -69,7 +71,7 @@ func TestExploreMapsRenewalRaceAndJumps(t *testing.T) {
 	}
 	small := send(t, m, tea.WindowSizeMsg{Width: 80, Height: 24})
 	v = small.View()
-	checkFrame(t, "map", v, 80, 24)
+	tuitest.CheckFrame(t, "map", v, 80, 24)
 	for _, want := range []string{"▶ blind/off", "▼ arrival=1075", "[✗2]", "Showing", "esc/x close"} {
 		if !strings.Contains(v, want) {
 			t.Errorf("map at 80×24 lacks %q:\n%s", want, v)
@@ -118,7 +120,7 @@ func TestExploreMapsRenewalRaceAndJumps(t *testing.T) {
 		t.Fatalf("reopened on %d, cursor %d,%d, want 1076 under the cursor", g.Values[col], m.Explore.Row, m.Explore.Col)
 	}
 	m = press(t, m, "down", "down", "down", "enter")
-	want := knobs(scenario.RenewalCompare, scenario.FencingOff)
+	want := enginetest.Knobs(scenario.RenewalCompare, scenario.FencingOff)
 	if k := liveRun(t, m).Knobs(); k != want || m.Snap.View.Knobs != want {
 		t.Fatalf("knobs %s (screen %s), want %s", k, m.Snap.View.Knobs, want)
 	}

@@ -11,7 +11,9 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/exp/teatest"
+	"github.com/leaserace/leaserace/engine/enginetest"
 	"github.com/leaserace/leaserace/scenario"
+	"github.com/leaserace/leaserace/tui/tuitest"
 )
 
 // moment is a built-in scenario at the point a presenter stops to talk.
@@ -27,18 +29,18 @@ type moment struct {
 func moments() []moment {
 	right5 := []string{"right", "right", "right", "right", "right"}
 	return []moment{
-		{"renewal-race-1075-blind", "renewal-race", knobs(scenario.RenewalBlind, scenario.FencingOff), right5, "event 5/6"},
+		{"renewal-race-1075-blind", "renewal-race", enginetest.Knobs(scenario.RenewalBlind, scenario.FencingOff), right5, "event 5/6"},
 		// Compare reached the way a presenter does: blind to 1075, then r.
-		{"renewal-race-1075-compare", "renewal-race", knobs(scenario.RenewalBlind, scenario.FencingOff), append(right5, "r"), "owner A → B"},
-		{"renewal-race-end-blind", "renewal-race", knobs(scenario.RenewalBlind, scenario.FencingOff), []string{"G"}, "event 6/6"},
-		{"control-after-heartbeat", "control", knobs(scenario.RenewalCompare, scenario.FencingMonotonic), []string{"right", "right"}, "event 2/3"},
-		{"busy-holder-second-write-strict", "busy-holder", knobs(scenario.RenewalBlind, scenario.FencingStrict), right5, "event 5/7"},
-		{"revoked-writer-old-write", "revoked-writer", knobs(scenario.RenewalBlind, scenario.FencingOff), []string{"right", "right"}, "event 2/5"},
-		{"revoked-writer-old-write-monotonic", "revoked-writer", knobs(scenario.RenewalBlind, scenario.FencingMonotonic), []string{"right", "right"}, "event 2/5"},
+		{"renewal-race-1075-compare", "renewal-race", enginetest.Knobs(scenario.RenewalBlind, scenario.FencingOff), append(right5, "r"), "owner A → B"},
+		{"renewal-race-end-blind", "renewal-race", enginetest.Knobs(scenario.RenewalBlind, scenario.FencingOff), []string{"G"}, "event 6/6"},
+		{"control-after-heartbeat", "control", enginetest.Knobs(scenario.RenewalCompare, scenario.FencingMonotonic), []string{"right", "right"}, "event 2/3"},
+		{"busy-holder-second-write-strict", "busy-holder", enginetest.Knobs(scenario.RenewalBlind, scenario.FencingStrict), right5, "event 5/7"},
+		{"revoked-writer-old-write", "revoked-writer", enginetest.Knobs(scenario.RenewalBlind, scenario.FencingOff), []string{"right", "right"}, "event 2/5"},
+		{"revoked-writer-old-write-monotonic", "revoked-writer", enginetest.Knobs(scenario.RenewalBlind, scenario.FencingMonotonic), []string{"right", "right"}, "event 2/5"},
 		// Kleppmann's paused client writes on its old check: only fencing
 		// at the resource can refuse it.
-		{"paused-holder-stale-write", "paused-holder", knobs(scenario.RenewalCompare, scenario.FencingOff), append(right5, "right"), "event 6/6"},
-		{"paused-holder-stale-write-monotonic", "paused-holder", knobs(scenario.RenewalCompare, scenario.FencingMonotonic), append(right5, "right"), "event 6/6"},
+		{"paused-holder-stale-write", "paused-holder", enginetest.Knobs(scenario.RenewalCompare, scenario.FencingOff), append(right5, "right"), "event 6/6"},
+		{"paused-holder-stale-write-monotonic", "paused-holder", enginetest.Knobs(scenario.RenewalCompare, scenario.FencingMonotonic), append(right5, "right"), "event 6/6"},
 	}
 }
 
@@ -69,7 +71,7 @@ func TestGoldenScreens(t *testing.T) {
 					t.Fatalf("not settled: busy=%v err=%v queue=%d", fm.Busy(), fm.Failure, len(fm.queue))
 				}
 				frame := fm.Frame(sz[0], sz[1])
-				checkFrame(t, mo.name, frame, sz[0], sz[1])
+				tuitest.CheckFrame(t, mo.name, frame, sz[0], sz[1])
 				requireScreenGolden(t, frame)
 			})
 		}

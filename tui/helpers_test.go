@@ -2,44 +2,21 @@ package tui
 
 import (
 	"context"
-	"io"
-	"strings"
 	"testing"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
-	"github.com/charmbracelet/x/ansi"
 	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/engine/enginetest"
 	"github.com/leaserace/leaserace/engine/pgtest"
 	"github.com/leaserace/leaserace/scenario"
-	"github.com/muesli/termenv"
+	"github.com/leaserace/leaserace/tui/tuitest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
 // fixedNow stamps export names in tests.
 func fixedNow() time.Time { return time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC) }
-
-func testCtx(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// asciiRenderer is a renderer with an explicit ASCII profile and a fixed
-// background, so screens are the same on every machine without touching
-// lipgloss's global renderer.
-func asciiRenderer() *lipgloss.Renderer {
-	r := lipgloss.NewRenderer(io.Discard)
-	r.SetColorProfile(termenv.Ascii)
-	r.SetHasDarkBackground(true)
-	return r
-}
-
-func knobs(r scenario.Renewal, f scenario.Fencing) scenario.Knobs {
-	return scenario.Knobs{Renewal: r, Fencing: f}
-}
 
 // openModel opens a built-in scenario on the test server and wraps it in a
 // model of size w×h. The model and its runs are closed when the test ends.
@@ -59,14 +36,14 @@ func openModel(t testing.TB, name string, k scenario.Knobs, w, h int) Model {
 func openScenarioModel(t testing.TB, sc *scenario.Scenario, k scenario.Knobs, w, h int, tweak func(*Config)) Model {
 	t.Helper()
 	dsn := pgtest.DSN(t)
-	ctx := testCtx(t)
+	ctx := enginetest.Ctx(t)
 	run, err := engine.Open(ctx, engine.Config{DSN: dsn, Scenario: sc, Knobs: k, Provider: "test"})
 	if err != nil {
 		t.Fatalf("open %s: %v", sc.Name, err)
 	}
 	cfg := Config{
 		Run: run, DSN: dsn, Provider: "test", ExportDir: t.TempDir(),
-		Renderer: asciiRenderer(), Now: fixedNow,
+		Renderer: tuitest.ASCIIRenderer(), Now: fixedNow,
 	}
 	if tweak != nil {
 		tweak(&cfg)
@@ -168,22 +145,5 @@ func runCmd(cmd tea.Cmd) []tea.Msg {
 		return nil
 	default:
 		return []tea.Msg{msg}
-	}
-}
-
-// checkFrame fails unless the frame fits w×h exactly or less.
-func checkFrame(t *testing.T, what string, f string, w, h int) {
-	t.Helper()
-	if f == "" {
-		return
-	}
-	lines := strings.Split(f, "\n")
-	if len(lines) > h {
-		t.Fatalf("%s at %d×%d: %d lines", what, w, h, len(lines))
-	}
-	for i, l := range lines {
-		if lw := ansi.StringWidth(l); lw > w {
-			t.Fatalf("%s at %d×%d: line %d is %d wide: %q", what, w, h, i, lw, l)
-		}
 	}
 }

@@ -10,15 +10,19 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/jackc/pgx/v5"
+	"github.com/leaserace/leaserace/engine/enginetest"
 	"github.com/leaserace/leaserace/engine/pgtest"
 	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/scenario"
+	"github.com/leaserace/leaserace/tui/tuitest"
 )
 
-func blindOff() scenario.Knobs   { return knobs(scenario.RenewalBlind, scenario.FencingOff) }
-func compareOff() scenario.Knobs { return knobs(scenario.RenewalCompare, scenario.FencingOff) }
+func blindOff() scenario.Knobs { return enginetest.Knobs(scenario.RenewalBlind, scenario.FencingOff) }
+func compareOff() scenario.Knobs {
+	return enginetest.Knobs(scenario.RenewalCompare, scenario.FencingOff)
+}
 func compareMonotonic() scenario.Knobs {
-	return knobs(scenario.RenewalCompare, scenario.FencingMonotonic)
+	return enginetest.Knobs(scenario.RenewalCompare, scenario.FencingMonotonic)
 }
 
 // at1075 is renewal-race with its first five events run: the delayed
@@ -70,13 +74,13 @@ func TestNextRunsTheNextEventOnTheServer(t *testing.T) {
 	// The row the screen shows is the row on the server.
 	var owner string
 	var fence int64
-	conn, err := pgx.Connect(testCtx(t), pgtest.DSN(t))
+	conn, err := pgx.Connect(enginetest.Ctx(t), pgtest.DSN(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close(context.Background())
 	q := "SELECT owner, fence FROM " + pgx.Identifier{m.run.Schema(), "leases"}.Sanitize() + " WHERE name = $1"
-	if err := conn.QueryRow(testCtx(t), q, "orders").Scan(&owner, &fence); err != nil {
+	if err := conn.QueryRow(enginetest.Ctx(t), q, "orders").Scan(&owner, &fence); err != nil {
 		t.Fatal(err)
 	}
 	if owner != "B" || fence != 2 {
@@ -256,7 +260,7 @@ func TestPlayRunsToTheEndAndSpacePauses(t *testing.T) {
 }
 
 func TestScenarioChooserSwitchesScenario(t *testing.T) {
-	m := openModel(t, "renewal-race", knobs(scenario.RenewalCompare, scenario.FencingMonotonic), 120, 40)
+	m := openModel(t, "renewal-race", enginetest.Knobs(scenario.RenewalCompare, scenario.FencingMonotonic), 120, 40)
 	old := m.run
 	oldSchema := old.Schema()
 	m = press(t, m, "s")
@@ -280,7 +284,7 @@ func TestScenarioChooserSwitchesScenario(t *testing.T) {
 	if m.Snap.Scenario.Name != "control" || m.run == old || m.run.Scenario().Name != "control" {
 		t.Fatalf("switched to %s", m.Snap.Scenario.Name)
 	}
-	if k := m.run.Knobs(); k != knobs(scenario.RenewalCompare, scenario.FencingMonotonic) {
+	if k := m.run.Knobs(); k != enginetest.Knobs(scenario.RenewalCompare, scenario.FencingMonotonic) {
 		t.Errorf("knobs not kept: %v", k)
 	}
 	m = press(t, m, "right", "right")
@@ -288,13 +292,13 @@ func TestScenarioChooserSwitchesScenario(t *testing.T) {
 		t.Errorf("control after the heartbeat: %+v, want expires 1090", c)
 	}
 	// The replaced run's schema is gone from the server.
-	conn, err := pgx.Connect(testCtx(t), pgtest.DSN(t))
+	conn, err := pgx.Connect(enginetest.Ctx(t), pgtest.DSN(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close(context.Background())
 	var n int
-	if err := conn.QueryRow(testCtx(t), "SELECT count(*) FROM pg_namespace WHERE nspname = $1", oldSchema).Scan(&n); err != nil {
+	if err := conn.QueryRow(enginetest.Ctx(t), "SELECT count(*) FROM pg_namespace WHERE nspname = $1", oldSchema).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	if n != 0 {
@@ -325,7 +329,7 @@ func TestExportWritesJSONAndMarkdown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tr.Knobs != knobs(scenario.RenewalCompare, scenario.FencingOff) {
+	if tr.Knobs != enginetest.Knobs(scenario.RenewalCompare, scenario.FencingOff) {
 		t.Errorf("exported knobs %v, want compare/off", tr.Knobs)
 	}
 	if c := tr.Outcome.Coordinator; c == nil || c.Owner != "B" || c.Fence != 2 {
@@ -401,7 +405,7 @@ func TestFullHelpAtEightyByTwentyFour(t *testing.T) {
 	m := at1075(t, blindOff(), 80, 24)
 	m = press(t, m, "?")
 	v := m.View()
-	checkFrame(t, "full help", v, 80, 24)
+	tuitest.CheckFrame(t, "full help", v, 80, 24)
 	for _, want := range []string{"next event", "fencing off→strict→monotonic", "reconnect", "q quit", "t=1075"} {
 		if !strings.Contains(v, want) {
 			t.Errorf("full help at 80×24 lacks %q:\n%s", want, v)
@@ -426,12 +430,12 @@ func TestReconnectAfterTheServerDroppedUs(t *testing.T) {
 	m := at1075(t, blindOff(), 120, 40)
 	before := m.View()
 	// Drop every session of this run, as a server restart would.
-	conn, err := pgx.Connect(testCtx(t), pgtest.DSN(t))
+	conn, err := pgx.Connect(enginetest.Ctx(t), pgtest.DSN(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close(context.Background())
-	if _, err := conn.Exec(testCtx(t), "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name LIKE '%' || $1 || '%' AND pid <> pg_backend_pid()", m.run.Schema()); err != nil {
+	if _, err := conn.Exec(enginetest.Ctx(t), "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name LIKE '%' || $1 || '%' AND pid <> pg_backend_pid()", m.run.Schema()); err != nil {
 		t.Fatal(err)
 	}
 	m = press(t, m, "right")

@@ -11,6 +11,7 @@ import (
 
 	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/scenario"
+	"github.com/leaserace/leaserace/tui/tuitest"
 )
 
 // optionIndex is the 1-based menu number of the first option whose move's
@@ -218,7 +219,7 @@ func TestGoldenPlayScreens(t *testing.T) {
 			m := openScenarioModel(t, sc, blindOff(), sz[0], sz[1], nil)
 			m = press(t, m, "right", "right", "right", "right", "right")
 			frame := m.Frame(sz[0], sz[1])
-			checkFrame(t, "prediction prompt", frame, sz[0], sz[1])
+			tuitest.CheckFrame(t, "prediction prompt", frame, sz[0], sz[1])
 			requireScreenGolden(t, frame)
 		})
 		t.Run("goal-panel-"+size, func(t *testing.T) {
@@ -227,7 +228,7 @@ func TestGoldenPlayScreens(t *testing.T) {
 				m = choose(t, m, mv)
 			}
 			frame := m.Frame(sz[0], sz[1])
-			checkFrame(t, "goal panel", frame, sz[0], sz[1])
+			tuitest.CheckFrame(t, "goal panel", frame, sz[0], sz[1])
 			requireScreenGolden(t, frame)
 		})
 	}

@@ -12,8 +12,10 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/jackc/pgx/v5"
 	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/engine/enginetest"
 	"github.com/leaserace/leaserace/engine/pgtest"
 	"github.com/leaserace/leaserace/scenario"
+	"github.com/leaserace/leaserace/tui/tuitest"
 )
 
 // psqlOnScreen reads the psql command back from a frame: the line that
@@ -75,7 +77,7 @@ func TestFullHelpShowsPsqlBesideTheRun(t *testing.T) {
 	}
 	m = press(t, m, "?")
 	v := m.View()
-	checkFrame(t, "full help", v, 120, 40)
+	tuitest.CheckFrame(t, "full help", v, 120, 40)
 	schema := m.run.Schema()
 	if !strings.Contains(v, "schema "+schema) {
 		t.Errorf("the full help does not name the run's schema %s:\n%s", schema, v)
@@ -143,7 +145,7 @@ func TestRunWritesThePsqlLineToStderr(t *testing.T) {
 	stderr := &termOut{}
 	at := int64(1075)
 	keys, out, done := runTUI(t, context.Background(), Options{
-		Scenario: "renewal-race", Knobs: knobs(scenario.RenewalBlind, scenario.FencingOff),
+		Scenario: "renewal-race", Knobs: enginetest.Knobs(scenario.RenewalBlind, scenario.FencingOff),
 		At: &at, Stderr: stderr,
 	})
 	out.waitFor(t, "event 5/6")
@@ -220,12 +222,12 @@ func TestFullHelpSaysToSetPGPASSWORD(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ctx := testCtx(t)
+			ctx := enginetest.Ctx(t)
 			run, err := engine.Open(ctx, engine.Config{DSN: dsn, Scenario: sc, Knobs: blindOff(), Provider: c.provider})
 			if err != nil {
 				t.Fatal(err)
 			}
-			m, err := NewModel(context.Background(), Config{Run: run, DSN: dsn, Provider: c.provider, Renderer: asciiRenderer()})
+			m, err := NewModel(context.Background(), Config{Run: run, DSN: dsn, Provider: c.provider, Renderer: tuitest.ASCIIRenderer()})
 			if err != nil {
 				_ = run.Close(ctx)
 				t.Fatal(err)

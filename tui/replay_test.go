@@ -13,10 +13,12 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/engine/enginetest"
 	"github.com/leaserace/leaserace/engine/pgserver"
 	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/scenario"
 	"github.com/leaserace/leaserace/tui/export"
+	"github.com/leaserace/leaserace/tui/tuitest"
 )
 
 // replayModel wraps a replay in a model of size w×h, the way the replay
@@ -24,7 +26,7 @@ import (
 func replayModel(t testing.TB, rp *engine.Run, offline string, w, h int) Model {
 	t.Helper()
 	m, err := NewModel(context.Background(), Config{
-		Run: rp, ExportDir: t.TempDir(), Renderer: asciiRenderer(), Now: fixedNow, Offline: offline, NoAsk: true,
+		Run: rp, ExportDir: t.TempDir(), Renderer: tuitest.ASCIIRenderer(), Now: fixedNow, Offline: offline, NoAsk: true,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -71,7 +73,7 @@ func TestReplayStepsThroughTheRecording(t *testing.T) {
 			if m.Failure != nil || m.Snap.View.Pos != i {
 				t.Fatalf("step %d: pos %d err %v", i, m.Snap.View.Pos, m.Failure)
 			}
-			checkFrame(t, "replay", m.View(), sz[0], sz[1])
+			tuitest.CheckFrame(t, "replay", m.View(), sz[0], sz[1])
 			if i == 5 {
 				v := m.View()
 				if lastTag(t, m) != "UPDATE 1" || !strings.Contains(v, "UPDATE 1") || !strings.Contains(v, "REPLAY") || !strings.Contains(v, "t=1075") {
@@ -126,7 +128,7 @@ func TestReplayStepsThroughTheRecording(t *testing.T) {
 // A replay shows what the live TUI shows at the same moment: the same
 // frame, under the REPLAY banner.
 func TestReplayFrameMatchesTheLiveFrame(t *testing.T) {
-	for _, k := range []scenario.Knobs{blindOff(), knobs(scenario.RenewalCompare, scenario.FencingMonotonic)} {
+	for _, k := range []scenario.Knobs{blindOff(), enginetest.Knobs(scenario.RenewalCompare, scenario.FencingMonotonic)} {
 		live := at1075(t, k, 200, 60)
 		m := replayModel(t, shippedReplay(t, "renewal-race", k), "", 200, 60)
 		m = press(t, m, "right", "right", "right", "right", "right")
@@ -174,7 +176,7 @@ func TestOfflineBannerSaysWhyAndHowToSwitch(t *testing.T) {
 			t.Errorf("the offline banner lacks %q:\n%s", want, m.View())
 		}
 	}
-	checkFrame(t, "offline", m.View(), 80, 24)
+	tuitest.CheckFrame(t, "offline", m.View(), 80, 24)
 	// At 1075 the full banner would squeeze the panes at 80×24: the short
 	// one keeps every line of the story.
 	at := press(t, m, "right", "right", "right", "right", "right")
@@ -182,7 +184,7 @@ func TestOfflineBannerSaysWhyAndHowToSwitch(t *testing.T) {
 	if !strings.Contains(v, "REPLAY") || !strings.Contains(flatText(v), "No PostgreSQL here") || !strings.Contains(v, "UPDATE 1") || strings.Contains(v, "…") {
 		t.Errorf("80×24 at 1075 offline:\n%s", v)
 	}
-	checkFrame(t, "offline at 1075", v, 80, 24)
+	tuitest.CheckFrame(t, "offline at 1075", v, 80, 24)
 	// s opens the shipped recordings of another scenario, same knobs.
 	m = press(t, m, "s", "down", "enter")
 	if m.Failure != nil || m.Snap.Scenario.Name == "renewal-race" || m.Snap.Rec == nil || m.Snap.Rec.Origin != engine.OriginShipped {
@@ -220,7 +222,7 @@ func sessionTranscript(t testing.TB) transcript.Transcript {
 		en.Step = &st
 		tr.Presenter = append(tr.Presenter, en)
 	}
-	cmp := knobs(scenario.RenewalCompare, scenario.FencingOff)
+	cmp := enginetest.Knobs(scenario.RenewalCompare, scenario.FencingOff)
 	tog := e(transcript.PresenterToggle, 5, 1075, cmp)
 	tog.Change = []string{"owner A → B"}
 	tr.Presenter = append(tr.Presenter, tog, e(transcript.PresenterSeek, 6, 1135, cmp))

@@ -12,10 +12,12 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/leaserace/leaserace/engine/enginetest"
 	"github.com/leaserace/leaserace/engine/pgserver"
 	"github.com/leaserace/leaserace/engine/pgtest"
 	"github.com/leaserace/leaserace/scenario"
 	"github.com/leaserace/leaserace/tui/screen"
+	"github.com/leaserace/leaserace/tui/tuitest"
 	"go.uber.org/goleak"
 )
 
@@ -53,12 +55,12 @@ func (s *termOut) waitFor(t *testing.T, text string) {
 // runSchemas lists the schemas engine runs create on the test server.
 func runSchemas(t *testing.T) []string {
 	t.Helper()
-	conn, err := pgx.Connect(testCtx(t), pgtest.DSN(t))
+	conn, err := pgx.Connect(enginetest.Ctx(t), pgtest.DSN(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close(context.Background())
-	rows, err := conn.Query(testCtx(t), "SELECT nspname FROM pg_namespace WHERE nspname LIKE 'lr\\_%' ORDER BY 1")
+	rows, err := conn.Query(enginetest.Ctx(t), "SELECT nspname FROM pg_namespace WHERE nspname LIKE 'lr\\_%' ORDER BY 1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +106,7 @@ func TestRunStepsAndQuitsCleaningUp(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	at := int64(1075)
 	keys, out, done := runTUI(t, context.Background(), Options{
-		Scenario: "renewal-race", Knobs: knobs(scenario.RenewalBlind, scenario.FencingOff),
+		Scenario: "renewal-race", Knobs: enginetest.Knobs(scenario.RenewalBlind, scenario.FencingOff),
 		At: &at, ExportDir: t.TempDir(),
 	})
 	out.waitFor(t, "event 5/6")
@@ -158,7 +160,7 @@ func TestRunReportsAProviderThatCannotStart(t *testing.T) {
 }
 
 func TestBootScreenNamesTheProviderAndItsProgress(t *testing.T) {
-	m := newModel(context.Background(), asciiRenderer(), "", nil)
+	m := newModel(context.Background(), tuitest.ASCIIRenderer(), "", nil)
 	m.Boot = screen.NewBoot(m.Styles, "local")
 	for _, l := range []string{"initdb", "starting postgres"} {
 		m.Boot, _ = updateBoot(m.Boot, nil, progressMsg{line: l, ok: true})

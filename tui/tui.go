@@ -17,7 +17,6 @@ import (
 	"io"
 	"os"
 	"sync"
-	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/term"
@@ -69,10 +68,6 @@ type Options struct {
 	Stderr io.Writer
 }
 
-// closeTimeout bounds cleanup after the TUI ends: dropping schemas and
-// stopping a server the TUI started.
-const closeTimeout = 30 * time.Second
-
 // Run starts PostgreSQL with the provider, opens the scenario and runs the
 // TUI until the presenter quits or ctx is cancelled; with o.Replay it shows
 // that replay instead and touches no database. Before it returns it closes
@@ -117,7 +112,7 @@ func Run(ctx context.Context, o Options) (err error) {
 		m.stderrTTY = true
 	}
 	defer func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), engine.CloseTimeout)
 		defer cancel()
 		if cerr := m.s.Close(cctx); cerr != nil {
 			err = errors.Join(err, cerr)
@@ -294,7 +289,7 @@ func (m Model) bootCmd(pv pgserver.Provider, pr *progress, sc *scenario.Scenario
 			return readyMsg{err: startErr}
 		}
 		if !s.adoptServer(srv) {
-			cctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), closeTimeout)
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), engine.CloseTimeout)
 			defer cancel()
 			_ = srv.Close(cctx)
 			return nil

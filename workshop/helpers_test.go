@@ -2,12 +2,9 @@ package workshop_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"log/slog"
-	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -39,51 +36,15 @@ func testCtx(t testing.TB) context.Context {
 func scratch(t testing.TB) db {
 	t.Helper()
 	base := pgtest.DSN(t)
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	name := "lr_ws_" + hex.EncodeToString(b[:])
+	name := pgtest.ScratchDatabase(t, base, "lr_ws_")
 	ctx := testCtx(t)
-	conn, err := pgx.Connect(ctx, base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
-		t.Fatalf("cannot create a scratch database: %v", err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		conn, err := pgx.Connect(ctx, base)
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {
-			t.Errorf("cannot drop the scratch database: %v", err)
-		}
-	})
-	d := db{name: name, dsn: withDatabase(t, base, name)}
+	d := db{name: name, dsn: pgtest.WithDatabase(t, base, name)}
+	var err error
 	if d.admin, err = pgx.Connect(ctx, d.dsn); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { d.admin.Close(context.Background()) })
 	return d
-}
-
-// withDatabase points a DSN (URL or key=value) at another database.
-func withDatabase(t testing.TB, dsn, name string) string {
-	t.Helper()
-	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
-		u, err := url.Parse(dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		u.Path = "/" + name
-		return u.String()
-	}
-	return dsn + " dbname=" + name
 }
 
 // schemas lists the lr_* schemas in the database, the room's own

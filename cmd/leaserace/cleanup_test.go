@@ -106,8 +106,8 @@ func TestCleanupDSN(t *testing.T) {
 			t.Parallel()
 			// A database of its own per ending, so any schema or session
 			// left is this ending's.
-			db := scratchDatabase(t, dsn)
-			scratch := withDatabase(t, dsn, db)
+			db := pgtest.ScratchDatabase(t, dsn, "lr_cli_")
+			scratch := pgtest.WithDatabase(t, dsn, db)
 			repeatEnding(t, e, cleanupRepeats, func(t *testing.T, i int) []string {
 				return []string{"--pg", "dsn", "--dsn", scratch}
 			}, dsnLeftovers(scratch, db))

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/leaserace/leaserace/cmd/leaserace/internal/cli"
+	"github.com/leaserace/leaserace/engine"
 	"github.com/leaserace/leaserace/engine/search"
 	"github.com/leaserace/leaserace/scenario"
 )
@@ -65,7 +66,7 @@ func (a *app) exploreOrders(ctx context.Context, f exploreFlags) error {
 
 	orders := search.NewOrders(search.Config{DSN: srv.DSN})
 	defer func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), engine.CloseTimeout)
 		defer cancel()
 		if err := orders.Close(cctx); err != nil {
 			a.Warnf("%s", err)

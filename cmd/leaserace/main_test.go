@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -140,19 +139,6 @@ func pgArgs(t *testing.T) []string {
 }
 
 // withDatabase is dsn with its database replaced, URL or key=value form.
-func withDatabase(t *testing.T, dsn, db string) string {
-	t.Helper()
-	if strings.Contains(dsn, "://") {
-		u, err := url.Parse(dsn)
-		if err != nil {
-			t.Fatalf("test DSN: %v", err)
-		}
-		u.Path = "/" + db
-		return u.String()
-	}
-	return dsn + " dbname=" + db
-}
-
 func args(base []string, more ...string) []string {
 	return append(append([]string{}, base...), more...)
 }

@@ -116,8 +116,8 @@ func TestExploreOrdersJSONAndRunMoves(t *testing.T) {
 // own, so what the search's lanes made there can be counted afterwards.
 func TestExploreOrdersText(t *testing.T) {
 	dsn := pgtest.DSN(t)
-	db := scratchDatabase(t, dsn)
-	scratch := withDatabase(t, dsn, db)
+	db := pgtest.ScratchDatabase(t, dsn, "lr_cli_")
+	scratch := pgtest.WithDatabase(t, dsn, db)
 	res := leaserace(t, "explore", "--orders", "--scenario", "control", "--pg", "dsn", "--dsn", scratch)
 	if res.code != 0 {
 		t.Fatalf("explore --orders: %s", res)

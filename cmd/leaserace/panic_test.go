@@ -30,8 +30,8 @@ func TestPanicInAWorkerIsReportedAndLeavesNothing(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			db := scratchDatabase(t, dsn)
-			scratch := withDatabase(t, dsn, db)
+			db := pgtest.ScratchDatabase(t, dsn, "lr_cli_")
+			scratch := pgtest.WithDatabase(t, dsn, db)
 			dir := t.TempDir()
 			res := leaseraceEnv(t, []string{"LEASERACE_FAULT=panic@1075"},
 				append(c.args(dir), "--pg", "dsn", "--dsn", scratch)...)

@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
@@ -136,23 +134,23 @@ func TestSIGINTDuringRunDSN(t *testing.T) {
 	// A database of its own, so that any schema or session left behind is
 	// this run's and no other test's.
 	dsn := pgtest.DSN(t)
-	db := scratchDatabase(t, dsn)
+	db := pgtest.ScratchDatabase(t, dsn, "lr_cli_")
 	out := filepath.Join(t.TempDir(), "never.json")
-	s := startLeaserace(t, nil, "run", "--pg", "dsn", "--dsn", withDatabase(t, dsn, db), "--scenario", longScenario(t, 1000), "--out", out)
+	s := startLeaserace(t, nil, "run", "--pg", "dsn", "--dsn", pgtest.WithDatabase(t, dsn, db), "--scenario", longScenario(t, 1000), "--out", out)
 	interruptDuringRun(t, s, out)
 
-	assertNothingLeft(t, withDatabase(t, dsn, db), db)
+	assertNothingLeft(t, pgtest.WithDatabase(t, dsn, db), db)
 }
 
 func TestRunLeavesNothingBehind(t *testing.T) {
 	t.Parallel()
 	dsn := pgtest.DSN(t)
-	db := scratchDatabase(t, dsn)
-	res := leaserace(t, "run", "--pg", "dsn", "--dsn", withDatabase(t, dsn, db))
+	db := pgtest.ScratchDatabase(t, dsn, "lr_cli_")
+	res := leaserace(t, "run", "--pg", "dsn", "--dsn", pgtest.WithDatabase(t, dsn, db))
 	if res.code != 0 {
 		t.Fatalf("want exit 0, got %v", res)
 	}
-	assertNothingLeft(t, withDatabase(t, dsn, db), db)
+	assertNothingLeft(t, pgtest.WithDatabase(t, dsn, db), db)
 }
 
 // assertNothingLeft checks that a scratch database holds no leaserace
@@ -188,38 +186,6 @@ func assertNothingLeft(t *testing.T, dsn, db string) {
 	if sessions != 0 {
 		t.Errorf("%d sessions of the interrupted run are still connected", sessions)
 	}
-}
-
-// scratchDatabase creates an empty database and drops it after the test.
-func scratchDatabase(t *testing.T, dsn string) string {
-	t.Helper()
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	db := "lr_cli_" + hex.EncodeToString(b[:])
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{db}.Sanitize()); err != nil {
-		t.Fatalf("cannot create a scratch database: %v", err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		conn, err := pgx.Connect(ctx, dsn)
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{db}.Sanitize()+" WITH (FORCE)"); err != nil {
-			t.Errorf("cannot drop the scratch database: %v", err)
-		}
-	})
-	return db
 }
 
 // localTempDir is a short, world-traversable directory for the binary's

@@ -209,7 +209,7 @@ func Stress(ctx context.Context, cfg StressConfig) (res StressResult, err error)
 		return res, err
 	}
 	defer func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), engine.CloseTimeout)
 		defer cancel()
 		if cerr := rig.close(cctx); cerr != nil && err == nil {
 			err = cerr
@@ -285,7 +285,7 @@ func openRig(ctx context.Context, cfg StressConfig) (_ *rig, err error) {
 	}
 	defer func() {
 		if err != nil {
-			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), engine.CloseTimeout)
 			defer cancel()
 			_ = r.close(cctx)
 		}

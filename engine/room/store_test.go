@@ -11,21 +11,16 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/leaserace/leaserace/engine/enginetest"
 	"github.com/leaserace/leaserace/engine/pgtest"
 	"github.com/leaserace/leaserace/engine/room"
 	"github.com/leaserace/leaserace/scenario"
 )
 
-func testCtx(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 // admin is a connection of the test's own, beside the stores.
 func admin(t testing.TB, dsn string) *pgx.Conn {
 	t.Helper()
-	ctx := testCtx(t)
+	ctx := enginetest.Ctx(t)
 	c, err := pgx.Connect(ctx, dsn)
 	if err != nil {
 		t.Fatal(err)
@@ -56,7 +51,7 @@ func fresh(t testing.TB, dsn, name string) string {
 
 func open(t testing.TB, dsn, name, server string, opts room.Options) *room.Store {
 	t.Helper()
-	s, err := room.Open(testCtx(t), dsn, name, server, opts)
+	s, err := room.Open(enginetest.Ctx(t), dsn, name, server, opts)
 	if err != nil {
 		t.Fatalf("open room %s as %s: %v", name, server, err)
 	}
@@ -134,7 +129,7 @@ func waitFor(t testing.TB, within time.Duration, what string, cond func() bool) 
 
 func board(t testing.TB, s *room.Store) room.Board {
 	t.Helper()
-	b, err := s.Board(testCtx(t))
+	b, err := s.Board(enginetest.Ctx(t))
 	if err != nil {
 		t.Fatalf("board: %v", err)
 	}
@@ -151,7 +146,7 @@ func seatNames(b room.Board) []string {
 
 func join(t testing.TB, s *room.Store, name string) room.Seat {
 	t.Helper()
-	seat, err := s.Join(testCtx(t), name)
+	seat, err := s.Join(enginetest.Ctx(t), name)
 	if err != nil {
 		t.Fatalf("join %s: %v", name, err)
 	}
@@ -163,7 +158,7 @@ func join(t testing.TB, s *room.Store, name string) room.Seat {
 // other's board and its subscriber.
 func TestTwoServersFormOneRoom(t *testing.T) {
 	dsn := pgtest.DSN(t)
-	ctx := testCtx(t)
+	ctx := enginetest.Ctx(t)
 	name := fresh(t, dsn, "two_servers")
 	a := open(t, dsn, name, "host-a:1", room.Options{})
 	b := open(t, dsn, name, "host-b:2", room.Options{})
@@ -209,7 +204,7 @@ func TestTwoServersFormOneRoom(t *testing.T) {
 // not lost.
 func TestLeadReachesEveryServer(t *testing.T) {
 	dsn := pgtest.DSN(t)
-	ctx := testCtx(t)
+	ctx := enginetest.Ctx(t)
 	name := fresh(t, dsn, "lead")
 	presenter := open(t, dsn, name, "present:1", room.Options{})
 	serve := open(t, dsn, name, "serve:2", room.Options{})
@@ -258,7 +253,7 @@ func TestLeadReachesEveryServer(t *testing.T) {
 // counted per seat; a seat that leaves takes both with it.
 func TestVotesAndGoalsReachTheBoard(t *testing.T) {
 	dsn := pgtest.DSN(t)
-	ctx := testCtx(t)
+	ctx := enginetest.Ctx(t)
 	name := fresh(t, dsn, "votes")
 	a := open(t, dsn, name, "a", room.Options{})
 	b := open(t, dsn, name, "b", room.Options{})
@@ -316,7 +311,7 @@ func TestVotesAndGoalsReachTheBoard(t *testing.T) {
 // says ErrNoSeat, and a closed store ErrClosed.
 func TestLeaveAndCloseRemoveSeats(t *testing.T) {
 	dsn := pgtest.DSN(t)
-	ctx := testCtx(t)
+	ctx := enginetest.Ctx(t)
 	name := fresh(t, dsn, "leave")
 	a := open(t, dsn, name, "a", room.Options{})
 	b, err := room.Open(ctx, dsn, name, "b", room.Options{})
@@ -374,7 +369,7 @@ func TestLeaveAndCloseRemoveSeats(t *testing.T) {
 func staleBeat(t testing.TB, c *pgx.Conn, name, server string) bool {
 	t.Helper()
 	var stale bool
-	err := c.QueryRow(testCtx(t), "SELECT beat < now() - idle_ms * interval '1 millisecond' FROM "+
+	err := c.QueryRow(enginetest.Ctx(t), "SELECT beat < now() - idle_ms * interval '1 millisecond' FROM "+
 		pgx.Identifier{room.SchemaPrefix + name, "servers"}.Sanitize()+" WHERE name = $1", server).Scan(&stale)
 	if err != nil {
 		t.Fatalf("beat of %s: %v", server, err)
@@ -387,7 +382,7 @@ func staleBeat(t testing.TB, c *pgx.Conn, name, server string) bool {
 // bound, and the live one's own seats stay.
 func TestSweepRemovesTheSeatsOfADeadServer(t *testing.T) {
 	dsn := pgtest.DSN(t)
-	ctx := testCtx(t)
+	ctx := enginetest.Ctx(t)
 	name := fresh(t, dsn, "sweep")
 	opts := room.Options{Idle: time.Second}
 	live := open(t, dsn, name, "live", opts)
@@ -441,7 +436,7 @@ func TestOpenSweepsTheSeatsOfADeadServer(t *testing.T) {
 // Two serve processes starting at once open the same new room.
 func TestConcurrentOpensOfOneRoom(t *testing.T) {
 	dsn := pgtest.DSN(t)
-	ctx := testCtx(t)
+	ctx := enginetest.Ctx(t)
 	for round := range 3 {
 		name := fresh(t, dsn, fmt.Sprintf("concurrent_%d", round))
 		const n = 6
@@ -477,7 +472,7 @@ func TestConcurrentOpensOfOneRoom(t *testing.T) {
 // listeners lists the backend pids of the room's LISTEN connections.
 func listeners(t testing.TB, c *pgx.Conn, name string) []int {
 	t.Helper()
-	rows, err := c.Query(testCtx(t), "SELECT pid FROM pg_stat_activity WHERE application_name = $1 ORDER BY pid",
+	rows, err := c.Query(enginetest.Ctx(t), "SELECT pid FROM pg_stat_activity WHERE application_name = $1 ORDER BY pid",
 		"leaserace room "+name+" listen")
 	if err != nil {
 		t.Fatal(err)
@@ -494,7 +489,7 @@ func listeners(t testing.TB, c *pgx.Conn, name string) []int {
 // the leads set after that.
 func TestListenerSurvivesTerminatedConnection(t *testing.T) {
 	dsn := pgtest.DSN(t)
-	ctx := testCtx(t)
+	ctx := enginetest.Ctx(t)
 	name := fresh(t, dsn, "terminate")
 	var heard recorder
 	serve := open(t, dsn, name, "serve", room.Options{Idle: time.Second, OnError: heard.onError})
@@ -567,11 +562,11 @@ func TestBadNamesRefused(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	s := open(t, dsn, fresh(t, dsn, "names"), "s", room.Options{})
 	for _, name := range []string{"", "\x1b]0;pwned\a", "tab\there", strings.Repeat("n", 65), "\xff"} {
-		if _, err := s.Join(testCtx(t), name); !errors.Is(err, room.ErrSeatName) {
+		if _, err := s.Join(enginetest.Ctx(t), name); !errors.Is(err, room.ErrSeatName) {
 			t.Errorf("attendee name %q: %v, want ErrSeatName", name, err)
 		}
 	}
-	if seat, err := s.Join(testCtx(t), "Zoë O'Brien"); err != nil || seat.Name != "Zoë O'Brien" {
+	if seat, err := s.Join(enginetest.Ctx(t), "Zoë O'Brien"); err != nil || seat.Name != "Zoë O'Brien" {
 		t.Errorf("a plain name with a quote: %+v, %v", seat, err)
 	}
 }
@@ -580,7 +575,7 @@ func TestBadNamesRefused(t *testing.T) {
 // stores say ErrEnded and still close cleanly, and no connection stays.
 func TestDropLeavesNothing(t *testing.T) {
 	dsn := pgtest.DSN(t)
-	ctx := testCtx(t)
+	ctx := enginetest.Ctx(t)
 	name := fresh(t, dsn, "drop")
 	presenter, err := room.Open(ctx, dsn, name, "present", room.Options{})
 	if err != nil {
@@ -636,7 +631,7 @@ func TestDropLeavesNothing(t *testing.T) {
 // board events, and the store never holds more than MaxConns connections.
 func TestBoardEventsAreDebouncedAndConnectionsBounded(t *testing.T) {
 	dsn := pgtest.DSN(t)
-	ctx := testCtx(t)
+	ctx := enginetest.Ctx(t)
 	name := fresh(t, dsn, "burst")
 	const debounce = 100 * time.Millisecond
 	serve := open(t, dsn, name, "serve", room.Options{})
@@ -718,7 +713,7 @@ func TestBoardEventsAreDebouncedAndConnectionsBounded(t *testing.T) {
 // A subscriber that panics is reported and goes on hearing events.
 func TestPanickingSubscriberGoesOn(t *testing.T) {
 	dsn := pgtest.DSN(t)
-	ctx := testCtx(t)
+	ctx := enginetest.Ctx(t)
 	name := fresh(t, dsn, "panic")
 	var heard recorder
 	s := open(t, dsn, name, "s", room.Options{OnError: heard.onError})
@@ -752,12 +747,12 @@ func TestOpenKeepsPasswordsOutOfErrors(t *testing.T) {
 		"postgres://u:sekrit-pw@127.0.0.1:notaport/db",
 		"host=127.0.0.1 port=1 user=u password=sekrit-pw connect_timeout=2 sslmode=disable",
 	} {
-		_, err := room.Open(testCtx(t), dsn, "pw", "s", room.Options{})
+		_, err := room.Open(enginetest.Ctx(t), dsn, "pw", "s", room.Options{})
 		if err == nil || strings.Contains(err.Error(), "sekrit") {
 			t.Errorf("open with %s: %v", strings.Fields(dsn)[0], err)
 		}
 	}
-	if _, err := room.Open(testCtx(t), "", "pw", "s\x1b[2J", room.Options{}); err == nil {
+	if _, err := room.Open(enginetest.Ctx(t), "", "pw", "s\x1b[2J", room.Options{}); err == nil {
 		t.Error("a process name with an escape sequence was taken")
 	}
 }

@@ -315,37 +315,36 @@ func (m Screen) helpLines(w int) []string {
 
 // fitBindings is the longest prefix of bs whose short help fits in w.
 func fitBindings(bs []key.Binding, w, sep int) []key.Binding {
-	used := 0
-	for i, b := range bs {
-		n := text.Width(b.Help().Key) + 1 + text.Width(b.Help().Desc)
-		if i > 0 {
-			n += sep
-		}
-		if used+n > w {
-			return bs[:i]
-		}
-		used += n
-	}
-	return bs
+	return fitPrefix(bs, w, sep, func(b key.Binding) int {
+		return text.Width(b.Help().Key) + 1 + text.Width(b.Help().Desc)
+	})
 }
 
 // fitColumns is the longest prefix of groups whose columns fit in w.
 func fitColumns(groups [][]key.Binding, w, sep int) [][]key.Binding {
-	used := 0
-	for i, g := range groups {
+	return fitPrefix(groups, w, sep, func(g []key.Binding) int {
 		kw, dw := 0, 0
 		for _, b := range g {
 			kw = max(kw, text.Width(b.Help().Key))
 			dw = max(dw, text.Width(b.Help().Desc))
 		}
-		n := kw + 1 + dw
+		return kw + 1 + dw
+	})
+}
+
+// fitPrefix is the longest prefix of items that fits in w, each as wide
+// as width says, with sep between them.
+func fitPrefix[T any](items []T, w, sep int, width func(T) int) []T {
+	used := 0
+	for i, it := range items {
+		n := width(it)
 		if i > 0 {
 			n += sep
 		}
 		if used+n > w {
-			return groups[:i]
+			return items[:i]
 		}
 		used += n
 	}
-	return groups
+	return items
 }

@@ -11,8 +11,10 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/leaserace/leaserace/engine/enginetest"
 	"github.com/leaserace/leaserace/engine/resource"
 	"github.com/leaserace/leaserace/tui/text"
+	"github.com/leaserace/leaserace/tui/tuitest"
 	"github.com/muesli/termenv"
 )
 
@@ -59,7 +61,7 @@ func TestFrameAtEverySizeNeverPanicsAndFits(t *testing.T) {
 	chooser.Chooser.Open = true
 	states["chooser"] = chooser
 	end := shipped(t, "renewal-race", blindOff())
-	if err := end.SeekTime(testCtx(t), end.End()); err != nil {
+	if err := end.SeekTime(enginetest.Ctx(t), end.End()); err != nil {
 		t.Fatal(err)
 	}
 	states["end conflict"] = showing(end)
@@ -70,7 +72,7 @@ func TestFrameAtEverySizeNeverPanicsAndFits(t *testing.T) {
 	busy.Running, busy.Playing = "next", true
 	busy.Status = []text.Span{text.Plain("r: renewal blind → compare-and-renew · replayed to t=1075: owner A → B · fence 1 → 2 · expires 1135 → 1130")}
 	states["busy"] = busy
-	boot := New(asciiRenderer())
+	boot := New(tuitest.ASCIIRenderer())
 	boot.Boot = NewBoot(boot.Styles, "local")
 	boot.Boot.Lines = []string{"initdb in /tmp/leaserace-xyz"}
 	states["boot"] = boot
@@ -83,7 +85,7 @@ func TestFrameAtEverySizeNeverPanicsAndFits(t *testing.T) {
 						t.Fatalf("%s at %d×%d panicked: %v", name, sz[0], sz[1], r)
 					}
 				}()
-				checkFrame(t, name, s.Frame(sz[0], sz[1]), sz[0], sz[1])
+				tuitest.CheckFrame(t, name, s.Frame(sz[0], sz[1]), sz[0], sz[1])
 			}()
 		}
 	}
@@ -110,7 +112,7 @@ func TestEightyByTwentyFourKeepsEverything(t *testing.T) {
 		m = press(t, r, m, k)
 	}
 	v := m.Frame(80, 24)
-	checkFrame(t, "80×24", v, 80, 24)
+	tuitest.CheckFrame(t, "80×24", v, 80, 24)
 	for _, want := range []string{
 		"renewal: compare-and-renew", "fencing: off (accept all)", "t=1075",
 		"Coordinator", "In flight", "Resource", "UPDATE 0 — zero rows: the stale heartbeat was",

@@ -8,10 +8,12 @@ import (
 
 	"github.com/charmbracelet/x/exp/golden"
 	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/engine/enginetest"
 	"github.com/leaserace/leaserace/engine/pgtest"
 	"github.com/leaserace/leaserace/engine/search"
 	"github.com/leaserace/leaserace/engine/world"
 	"github.com/leaserace/leaserace/scenario"
+	"github.com/leaserace/leaserace/tui/tuitest"
 )
 
 // moment is a built-in scenario at the point a presenter stops to talk,
@@ -31,14 +33,14 @@ func moments() []moment {
 		// Compare reached the way a presenter does: blind to 1075, then r.
 		{"renewal-race-1075-compare", "renewal-race", blindOff(), append(right5, "r")},
 		{"renewal-race-end-blind", "renewal-race", blindOff(), []string{"G"}},
-		{"control-after-heartbeat", "control", knobs(scenario.RenewalCompare, scenario.FencingMonotonic), []string{"right", "right"}},
-		{"busy-holder-second-write-strict", "busy-holder", knobs(scenario.RenewalBlind, scenario.FencingStrict), right5},
+		{"control-after-heartbeat", "control", enginetest.Knobs(scenario.RenewalCompare, scenario.FencingMonotonic), []string{"right", "right"}},
+		{"busy-holder-second-write-strict", "busy-holder", enginetest.Knobs(scenario.RenewalBlind, scenario.FencingStrict), right5},
 		{"revoked-writer-old-write", "revoked-writer", blindOff(), []string{"right", "right"}},
-		{"revoked-writer-old-write-monotonic", "revoked-writer", knobs(scenario.RenewalBlind, scenario.FencingMonotonic), []string{"right", "right"}},
+		{"revoked-writer-old-write-monotonic", "revoked-writer", enginetest.Knobs(scenario.RenewalBlind, scenario.FencingMonotonic), []string{"right", "right"}},
 		// Kleppmann's paused client writes on its old check: only fencing
 		// at the resource can refuse it.
-		{"paused-holder-stale-write", "paused-holder", knobs(scenario.RenewalCompare, scenario.FencingOff), append(right5, "right")},
-		{"paused-holder-stale-write-monotonic", "paused-holder", knobs(scenario.RenewalCompare, scenario.FencingMonotonic), append(right5, "right")},
+		{"paused-holder-stale-write", "paused-holder", enginetest.Knobs(scenario.RenewalCompare, scenario.FencingOff), append(right5, "right")},
+		{"paused-holder-stale-write-monotonic", "paused-holder", enginetest.Knobs(scenario.RenewalCompare, scenario.FencingMonotonic), append(right5, "right")},
 	}
 }
 
@@ -46,7 +48,7 @@ func moments() []moment {
 // r toggles the renewal and says what changed, G goes to the end.
 func press(t *testing.T, r *engine.Run, s Screen, key string) Screen {
 	t.Helper()
-	ctx := testCtx(t)
+	ctx := enginetest.Ctx(t)
 	var err error
 	var ch engine.Change
 	switch key {
@@ -85,7 +87,7 @@ func TestGoldenScreens(t *testing.T) {
 					s = press(t, r, s, k)
 				}
 				frame := s.Frame(sz[0], sz[1])
-				checkFrame(t, mo.name, frame, sz[0], sz[1])
+				tuitest.CheckFrame(t, mo.name, frame, sz[0], sz[1])
 				golden.RequireEqual(t, []byte(frame+"\n"))
 			})
 		}
@@ -100,13 +102,13 @@ func askRace(t *testing.T, k scenario.Knobs) (*scenario.Scenario, *engine.Run) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := testCtx(t)
+	ctx := enginetest.Ctx(t)
 	r, err := engine.Open(ctx, engine.Config{DSN: pgtest.DSN(t), Scenario: sc, Knobs: k, Provider: "test"})
 	if err != nil {
 		t.Fatalf("open %s: %v", sc.Name, err)
 	}
 	t.Cleanup(func() {
-		if err := r.Close(testCtx(t)); err != nil {
+		if err := r.Close(enginetest.Ctx(t)); err != nil {
 			t.Errorf("close: %v", err)
 		}
 	})
@@ -132,14 +134,14 @@ func TestGoldenPlayScreens(t *testing.T) {
 			s := showing(r)
 			s.Ask = &Prompt{Ask: *a, Pick: -1, T: log[4].T}
 			frame := s.Frame(sz[0], sz[1])
-			checkFrame(t, "prediction prompt", frame, sz[0], sz[1])
+			tuitest.CheckFrame(t, "prediction prompt", frame, sz[0], sz[1])
 			golden.RequireEqual(t, []byte(frame+"\n"))
 		})
 		t.Run("goal-panel-"+size, func(t *testing.T) {
 			sc, r := askRace(t, blindOff())
-			ctx := testCtx(t)
+			ctx := enginetest.Ctx(t)
 			o := search.NewOrders(search.Config{DSN: pgtest.DSN(t), Lanes: 1})
-			t.Cleanup(func() { _ = o.Close(testCtx(t)) })
+			t.Cleanup(func() { _ = o.Close(enginetest.Ctx(t)) })
 			res, err := o.Search(ctx, sc, blindOff(), nil)
 			if err != nil {
 				t.Fatal(err)
@@ -158,7 +160,7 @@ func TestGoldenPlayScreens(t *testing.T) {
 				s.Play.At = min(i, max(0, len(s.Snap.Options)-1))
 			}
 			frame := s.Frame(sz[0], sz[1])
-			checkFrame(t, "goal panel", frame, sz[0], sz[1])
+			tuitest.CheckFrame(t, "goal panel", frame, sz[0], sz[1])
 			golden.RequireEqual(t, []byte(frame+"\n"))
 		})
 	}

@@ -11,10 +11,6 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// CleanupTimeout bounds tearing down what a command started. Terminating a
-// container is the slowest part; a local cluster stops in well under a second.
-const CleanupTimeout = 30 * time.Second
-
 // PGFlags are the flags that choose where PostgreSQL comes from.
 type PGFlags struct {
 	Kind  string // --pg
@@ -95,7 +91,7 @@ func (a *App) CloseServer(srv *pgserver.Server) {
 	if srv == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), CleanupTimeout)
+	ctx, cancel := CleanupContext()
 	defer cancel()
 	if err := srv.Close(ctx); err != nil {
 		a.Warnf("could not stop PostgreSQL (%s) cleanly: %v", srv.Provider, err)
@@ -124,7 +120,7 @@ func (a *App) CloseRun(run *engine.Run, srv *pgserver.Server) {
 // CleanupContext is a fresh context for closing things after the command's
 // own context has ended.
 func CleanupContext() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), CleanupTimeout)
+	return context.WithTimeout(context.Background(), engine.CloseTimeout)
 }
 
 // Interrupted reports whether err is only the command's context ending.
