@@ -12,7 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/leaserace/leaserace/engine/pgserver"
+	"github.com/leaserace/leaserace/engine/pgdsn"
 	"github.com/leaserace/leaserace/engine/resource"
 )
 
@@ -62,7 +62,7 @@ func OpenHost(ctx context.Context, cfg HostConfig) (_ *Host, err error) {
 	}
 	pc, err := pgxpool.ParseConfig(cfg.DSN)
 	if err != nil {
-		return nil, fmt.Errorf("cannot read the connection string: %s", pgserver.RedactDSN(err.Error()))
+		return nil, fmt.Errorf("cannot read the connection string: %s", pgdsn.Redact(err.Error()))
 	}
 	pc.MaxConns = cfg.MaxConns
 	pc.ConnConfig.RuntimeParams["application_name"] = "leaserace"
