@@ -132,6 +132,28 @@ func TestCoreBuildsWithoutDocker(t *testing.T) {
 	}
 }
 
+// maxScreenDeps bounds the packages tui/screen builds with: half the 420
+// it had while the engine pulled in PostgreSQL, HTTP and the container
+// stack. The renderer draws data; it needs the engine's types, not the
+// engine.
+const maxScreenDeps = 210
+
+// TestScreenBuildsLight counts the packages the renderer builds with.
+func TestScreenBuildsLight(t *testing.T) {
+	graph := importGraph(t, "tui/screen")
+	if n := len(graph); n > maxScreenDeps {
+		var heavy []string
+		for _, p := range []string{"engine", "engine/room", "engine/search", "engine/batch", "engine/resource", "github.com/jackc/pgx/v5", "net/http"} {
+			if _, ok := graph[p]; ok {
+				heavy = append(heavy, p)
+			} else if _, ok := graph[modulePath+p]; ok {
+				heavy = append(heavy, p)
+			}
+		}
+		t.Errorf("tui/screen builds with %d packages, over %d; among them %v: move the types it draws into light packages (world, transcript, sweep, room/board)", n, maxScreenDeps, heavy)
+	}
+}
+
 // importGraph is each package pkgs build with and its imports, as `go list
 // -deps` reports them for this module.
 func importGraph(t *testing.T, pkgs ...string) map[string][]string {

@@ -452,7 +452,7 @@ func (m Model) done(d doneMsg) (tea.Model, tea.Cmd) {
 				m.Snap = d.snap
 			}
 		}
-		m.Failure = d.err
+		m.Failure, m.FailedPart = d.err, failedPart(d.err)
 		m.queue = nil
 		m.Playing = false
 		if m.Replay != nil {
