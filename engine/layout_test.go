@@ -213,3 +213,26 @@ func importChain(graph map[string][]string, pkg string, bad func(string) bool) [
 	}
 	return nil
 }
+
+// TestEveryPackageHasADoc finds, for every package of the module, a non-test
+// file whose package clause carries a doc comment.
+func TestEveryPackageHasADoc(t *testing.T) {
+	fset := token.NewFileSet()
+	doc := map[string]bool{}
+	walkModule(t, func(pkg, path string, data []byte) {
+		f, err := parser.ParseFile(fset, path, data, parser.PackageClauseOnly|parser.ParseComments)
+		if err != nil {
+			t.Errorf("%s: %v", path, err)
+			return
+		}
+		doc[pkg] = doc[pkg] || f.Doc != nil && strings.TrimSpace(f.Doc.Text()) != ""
+	})
+	if len(doc) == 0 {
+		t.Fatal("the walk found no package")
+	}
+	for pkg, ok := range doc {
+		if !ok {
+			t.Errorf("package %s has no doc comment: say what it is for above its package clause (a doc.go will do)", pkg)
+		}
+	}
+}
