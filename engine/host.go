@@ -239,14 +239,3 @@ func (h *Host) Close(ctx context.Context) error {
 	})
 	return h.closeErr
 }
-
-// killResource stops the resource the hard way, as if its process had
-// died: its listener and every open connection close at once. Only tests
-// and fault-injection builds do this.
-func (h *Host) killResource() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.svc != nil {
-		h.svc.Kill()
-	}
-}
