@@ -7,7 +7,11 @@ func KillResource(r *Run) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if l, ok := r.be.(*live); ok {
-		l.host.killResource()
+		l.host.mu.Lock()
+		defer l.host.mu.Unlock()
+		if l.host.svc != nil {
+			l.host.svc.Kill()
+		}
 	}
 }
 

@@ -45,7 +45,6 @@ func (l *live) faultPoint(stage faultStage, mv scenario.Move) {
 		}
 		switch {
 		case kind == "resource-down" && stage == beforeStepSQL:
-			// As if its process died: listener and connections close.
 			l.host.killResource()
 		case kind == "panic" && stage == afterStepSQL:
 		default:
@@ -77,5 +76,15 @@ func (l *live) tracePlayed(name string, k scenario.Knobs) {
 	if err != nil {
 		// A test build only: the test that reads the file sees the gap.
 		fmt.Fprintf(os.Stderr, "leaserace: cannot trace a play to %s: %v\n", path, err)
+	}
+}
+
+// killResource stops the resource the hard way, as if its process had
+// died: its listener and every open connection close at once.
+func (h *Host) killResource() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.svc != nil {
+		h.svc.Kill()
 	}
 }

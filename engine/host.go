@@ -12,7 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/leaserace/leaserace/engine/pgserver"
+	"github.com/leaserace/leaserace/engine/pgdsn"
 	"github.com/leaserace/leaserace/engine/resource"
 )
 
@@ -62,7 +62,7 @@ func OpenHost(ctx context.Context, cfg HostConfig) (_ *Host, err error) {
 	}
 	pc, err := pgxpool.ParseConfig(cfg.DSN)
 	if err != nil {
-		return nil, fmt.Errorf("cannot read the connection string: %s", pgserver.RedactDSN(err.Error()))
+		return nil, fmt.Errorf("cannot read the connection string: %s", pgdsn.Redact(err.Error()))
 	}
 	pc.MaxConns = cfg.MaxConns
 	pc.ConnConfig.RuntimeParams["application_name"] = "leaserace"
@@ -238,15 +238,4 @@ func (h *Host) Close(ctx context.Context) error {
 		h.closeErr = errors.Join(errs...)
 	})
 	return h.closeErr
-}
-
-// killResource stops the resource the hard way, as if its process had
-// died: its listener and every open connection close at once. Only tests
-// and fault-injection builds do this.
-func (h *Host) killResource() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.svc != nil {
-		h.svc.Kill()
-	}
 }

@@ -1,8 +1,10 @@
 package engine_test
 
 import (
+	"bytes"
 	"go/parser"
 	"go/token"
+	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -101,4 +103,134 @@ func TestImportsPointOneWay(t *testing.T) {
 // import sshroom).
 func inTree(imp, pkg string) bool {
 	return imp == pkg || strings.HasPrefix(imp, pkg+"/") || strings.HasPrefix(pkg, imp+"/")
+}
+
+// lightCore are the packages that must build without the container
+// provider: the engine, its room and batch runners, and the renderer. Only
+// engine/pgserver (and what wires it: cmd, tests) may pull Docker in.
+func lightCore() []string {
+	return []string{"engine", "engine/room", "engine/batch", "tui/screen"}
+}
+
+// isDockerPackage names the import paths of the container stack.
+func isDockerPackage(path string) bool {
+	return strings.Contains(path, "testcontainers") || strings.Contains(path, "docker") || strings.Contains(path, "moby")
+}
+
+// TestCoreBuildsWithoutDocker asks the go command for every package the
+// light core builds with, its dependencies' dependencies too, and fails
+// naming the chain of imports that reaches testcontainers, Docker or moby.
+func TestCoreBuildsWithoutDocker(t *testing.T) {
+	graph := importGraph(t, lightCore()...)
+	for _, pkg := range lightCore() {
+		if chain := importChain(graph, modulePath+pkg, isDockerPackage); chain != nil {
+			t.Errorf("%s builds with %s (%s): the container stack belongs to engine/pgserver; what the core needs of it goes in a small package such as engine/pgdsn",
+				pkg, chain[len(chain)-1], strings.Join(chain, " → "))
+		}
+	}
+}
+
+// maxScreenDeps bounds the packages tui/screen builds with: half the 420
+// it had while the engine pulled in PostgreSQL, HTTP and the container
+// stack. The renderer draws data; it needs the engine's types, not the
+// engine.
+const maxScreenDeps = 210
+
+// TestScreenBuildsLight counts the packages the renderer builds with.
+func TestScreenBuildsLight(t *testing.T) {
+	graph := importGraph(t, "tui/screen")
+	if n := len(graph); n > maxScreenDeps {
+		var heavy []string
+		for _, p := range []string{"engine", "engine/room", "engine/search", "engine/batch", "engine/resource", "github.com/jackc/pgx/v5", "net/http"} {
+			if _, ok := graph[p]; ok {
+				heavy = append(heavy, p)
+			} else if _, ok := graph[modulePath+p]; ok {
+				heavy = append(heavy, p)
+			}
+		}
+		t.Errorf("tui/screen builds with %d packages, over %d; among them %v: move the types it draws into light packages (world, transcript, sweep, room/board)", n, maxScreenDeps, heavy)
+	}
+}
+
+// importGraph is each package pkgs build with and its imports, as `go list
+// -deps` reports them for this module.
+func importGraph(t *testing.T, pkgs ...string) map[string][]string {
+	t.Helper()
+	gocmd, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("the go command is not on PATH, and the import graph comes from go list: %v", err)
+	}
+	args := []string{"list", "-deps", "-f", "{{.ImportPath}} {{join .Imports \" \"}}"}
+	for _, p := range pkgs {
+		args = append(args, "./"+p)
+	}
+	cmd := exec.Command(gocmd, args...)
+	cmd.Dir = moduleRoot(t)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v\n%s", err, stderr.String())
+	}
+	graph := map[string][]string{}
+	for line := range strings.Lines(string(out)) {
+		f := strings.Fields(line)
+		if len(f) > 0 {
+			graph[f[0]] = f[1:]
+		}
+	}
+	for _, p := range pkgs {
+		if _, ok := graph[modulePath+p]; !ok {
+			t.Fatalf("go list -deps did not list %s: %s", p, out)
+		}
+	}
+	return graph
+}
+
+// importChain is the shortest chain of imports from pkg to a package bad
+// says yes to, or nil when pkg builds without any.
+func importChain(graph map[string][]string, pkg string, bad func(string) bool) []string {
+	from := map[string]string{pkg: ""}
+	queue := []string{pkg}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		if bad(p) {
+			var chain []string
+			for ; p != ""; p = from[p] {
+				chain = append([]string{strings.TrimPrefix(p, modulePath)}, chain...)
+			}
+			return chain
+		}
+		for _, imp := range graph[p] {
+			if _, seen := from[imp]; !seen {
+				from[imp] = p
+				queue = append(queue, imp)
+			}
+		}
+	}
+	return nil
+}
+
+// TestEveryPackageHasADoc finds, for every package of the module, a non-test
+// file whose package clause carries a doc comment.
+func TestEveryPackageHasADoc(t *testing.T) {
+	fset := token.NewFileSet()
+	doc := map[string]bool{}
+	walkModule(t, func(pkg, path string, data []byte) {
+		f, err := parser.ParseFile(fset, path, data, parser.PackageClauseOnly|parser.ParseComments)
+		if err != nil {
+			t.Errorf("%s: %v", path, err)
+			return
+		}
+		doc[pkg] = doc[pkg] || f.Doc != nil && strings.TrimSpace(f.Doc.Text()) != ""
+	})
+	if len(doc) == 0 {
+		t.Fatal("the walk found no package")
+	}
+	for pkg, ok := range doc {
+		if !ok {
+			t.Errorf("package %s has no doc comment: say what it is for above its package clause (a doc.go will do)", pkg)
+		}
+	}
 }

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/leaserace/leaserace/engine/pgserver"
+	"github.com/leaserace/leaserace/engine/pgdsn"
 	"github.com/leaserace/leaserace/engine/resource"
 	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/engine/world"
@@ -359,7 +359,7 @@ func (r *Run) ResourceURL() string {
 }
 
 // PsqlCommand is the psql command line for this run's server and schema;
-// see pgserver.PsqlCommand.
+// see pgdsn.PsqlCommand.
 func (r *Run) PsqlCommand() (line string, needsPassword bool, err error) {
 	r.mu.Lock()
 	l, ok := r.be.(*live)
@@ -367,7 +367,7 @@ func (r *Run) PsqlCommand() (line string, needsPassword bool, err error) {
 	if !ok {
 		return "", false, errors.New("a replay has no database to open psql on")
 	}
-	return pgserver.PsqlCommand(l.host.dsn, l.schemaName)
+	return pgdsn.PsqlCommand(l.host.dsn, l.schemaName)
 }
 
 // Options lists the moves enabled at the cursor of a live run, for play

@@ -132,7 +132,7 @@ func (m *Machine) Restores() int { return m.restores }
 // ReplayInstead makes the machine put the server back by resetting it and
 // replaying the moves path returns (those that led to the state set last)
 // instead of restoring the part a move uses with SQL: the other way, kept
-// for measuring the two (BenchmarkOrders).
+// for measuring the two (BenchmarkSearch).
 func (m *Machine) ReplayInstead(path func() []scenario.Move) { m.path = path }
 
 // Close drops the machine's schema and its state at the resource.

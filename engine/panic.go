@@ -10,13 +10,21 @@ import (
 // every deferred Close: a container, a cluster or a schema would outlive
 // the command. Caught, it travels back like any error, everything opened is
 // closed on the way, and the command reports a bug.
+//
+// Work that goes on after a panic (a room's listener, a subscriber) says
+// Where it was caught.
 type PanicError struct {
+	// Where names the work that panicked, "" when the error says it.
+	Where string
 	Value any
 	// Stack is the panicking goroutine's stack, for the bug report.
 	Stack []byte
 }
 
 func (e *PanicError) Error() string {
+	if e.Where != "" {
+		return fmt.Sprintf("panic in %s: %v", e.Where, e.Value)
+	}
 	return fmt.Sprintf("panic: %v", e.Value)
 }
 

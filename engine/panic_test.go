@@ -59,3 +59,19 @@ func TestReleaseBuildsIgnoreLeaseraceFault(t *testing.T) {
 		t.Errorf("outcome %d effects, %s; want the blind race's 2 effects and a conflict", o.Effects, o.Verdict)
 	}
 }
+
+// One PanicError serves the engine's workers and the room's background
+// work alike: the latter says where it was caught.
+func TestPanicErrorSaysWhere(t *testing.T) {
+	for _, tc := range []struct {
+		err  *engine.PanicError
+		want string
+	}{
+		{&engine.PanicError{Value: "boom"}, "panic: boom"},
+		{&engine.PanicError{Where: "the room's listener", Value: "boom"}, "panic in the room's listener: boom"},
+	} {
+		if got := tc.err.Error(); got != tc.want {
+			t.Errorf("%+v: %q, want %q", *tc.err, got, tc.want)
+		}
+	}
+}

@@ -16,17 +16,14 @@ import (
 	"github.com/leaserace/leaserace/scenario"
 )
 
-// Recording is a transcript a replay can show and where it was read from.
-type Recording struct {
-	Transcript transcript.Transcript
-	// Origin names where the transcript came from, for a person: a file
-	// path, or OriginShipped for the recordings inside leaserace.
-	Origin string
-}
+// Recording is a transcript a replay can show and where it was read from;
+// the type is transcript's, so that the renderer can hold one without the
+// engine.
+type Recording = transcript.Recording
 
 // OriginShipped is the Origin of the transcripts embedded in leaserace
 // (assets/transcripts).
-const OriginShipped = "shipped"
+const OriginShipped = transcript.OriginShipped
 
 // recorded is a replay's backend: the steps PostgreSQL and the resource
 // produced when the transcripts were recorded, one recording per knob

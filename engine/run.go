@@ -304,14 +304,9 @@ func (r *Run) endOfLog() int64 {
 	return r.start()
 }
 
-// Change is what a knob toggle did to the run at the cursor.
-type Change struct {
-	From, To scenario.Knobs
-	Before   transcript.Outcome
-	After    transcript.Outcome
-	// Lines say what changed in words: "effects 2 → 1", "owner A → B".
-	Lines []string
-}
+// Change is what a knob toggle did to the run at the cursor; the type is
+// world's, so that the renderer can hold one without the engine.
+type Change = world.Change
 
 // SetKnobs changes the settings and replays the log up to the same
 // position and time: on the server for a live run, from the recording
@@ -377,17 +372,9 @@ func diffOutcomes(a, b transcript.Outcome) []string {
 	return out
 }
 
-// View is the state at the cursor, for rendering.
-type View struct {
-	Now         int64
-	Pos         int
-	Coordinator *scenario.Lease
-	Resource    transcript.ResourceSnap
-	InFlight    []transcript.Message
-	Beliefs     []transcript.Belief
-	Outcome     transcript.Outcome
-	Knobs       scenario.Knobs
-}
+// View is the state at the cursor, for rendering; the type is world's, so
+// that the renderer can hold one without the engine.
+type View = world.View
 
 // View reports the state at the cursor. Messages in flight are marked
 // stale at the cursor's time, which may be past the last move.

@@ -18,7 +18,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/leaserace/leaserace/engine"
 	"github.com/leaserace/leaserace/engine/enginetest"
-	"github.com/leaserace/leaserace/engine/pgserver"
+	"github.com/leaserace/leaserace/engine/pgdsn"
 	"github.com/leaserace/leaserace/engine/pgtest"
 	"github.com/leaserace/leaserace/engine/resource"
 	"github.com/leaserace/leaserace/engine/transcript"
@@ -220,7 +220,7 @@ func TestSecurityNoPasswordInAnyOutput(t *testing.T) {
 			}
 			password, ok := u.User.Password()
 			if !ok || password == "" {
-				t.Fatalf("the container's DSN has no password: %s", pgserver.RedactDSN(s.DSN))
+				t.Fatalf("the container's DSN has no password: %s", pgdsn.Redact(s.DSN))
 			}
 			checkPasswordStaysHidden(t, s.DSN, password)
 			return

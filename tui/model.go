@@ -60,10 +60,10 @@ type Config struct {
 	Follow    bool
 	// Play opens in play mode; NoAsk skips the questions.
 	Play, NoAsk bool
-	// Orders searches every schedule for the goal panel's par; nil means
+	// Search searches every schedule for the goal panel's par; nil means
 	// one of the model's own, on DSN (none for a Remote TUI, which would
 	// start searches for every attendee: a room shares one).
-	Orders *search.Orders
+	Search *search.Searcher
 	// Remote marks a TUI served to someone else's terminal (over SSH):
 	// nothing is written to this machine's disk (no export), no psql line
 	// and no explore map, which would start runs of its own.
@@ -132,7 +132,7 @@ func NewModel(ctx context.Context, cfg Config) (Model, error) {
 	if !m.s.adopt(cfg.Run) {
 		return Model{}, errors.New("the session is already closed")
 	}
-	m.s.host, m.s.who, m.s.orders = cfg.Host, cfg.Who, cfg.Orders
+	m.s.host, m.s.who, m.s.searcher = cfg.Host, cfg.Who, cfg.Search
 	m.run, m.Snap, m.Phase = cfg.Run, screen.SnapshotOf(cfg.Run), screen.PhaseReady
 	m.noAsk, m.remote = cfg.NoAsk, cfg.Remote
 	m.Play.On = cfg.Play && m.Snap.Live
@@ -452,7 +452,7 @@ func (m Model) done(d doneMsg) (tea.Model, tea.Cmd) {
 				m.Snap = d.snap
 			}
 		}
-		m.Failure = d.err
+		m.Failure, m.FailedPart = d.err, failedPart(d.err)
 		m.queue = nil
 		m.Playing = false
 		if m.Replay != nil {

@@ -158,7 +158,7 @@ func searchKey(sc *scenario.Scenario, k scenario.Knobs) string {
 // searchGoals starts the search of every schedule under the knobs on
 // show, once per scenario and knobs, when play mode shows the goal panel.
 func (m Model) searchGoals() (Model, tea.Cmd) {
-	if !m.Play.On || !m.Snap.Live || m.remote && m.s.orders == nil || m.Snap.Scenario == nil {
+	if !m.Play.On || !m.Snap.Live || m.remote && m.s.searcher == nil || m.Snap.Scenario == nil {
 		return m, nil
 	}
 	sc, k := m.Snap.Scenario, m.Snap.View.Knobs
@@ -166,7 +166,7 @@ func (m Model) searchGoals() (Model, tea.Cmd) {
 	if m.Search != nil && m.Search.Key == key {
 		return m, nil
 	}
-	o := m.s.ordersFor()
+	o := m.s.searchFor()
 	if o == nil {
 		return m, nil
 	}

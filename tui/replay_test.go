@@ -341,10 +341,7 @@ func flatText(s string) string { return strings.Join(strings.Fields(s), " ") }
 // and Fallback is set: the banner says why, and q ends it without error.
 func TestRunFallsBackToRecordings(t *testing.T) {
 	at := int64(1075)
-	keys, out, done := runTUI(t, context.Background(), Options{
-		Provider: pgserver.DSNProvider{DSN: "postgres://nobody@127.0.0.1:1/none?connect_timeout=2"},
-		Fallback: true, At: &at,
-	})
+	keys, out, done := runTUI(t, context.Background(), withDSN(Options{Fallback: true, At: &at}, "postgres://nobody@127.0.0.1:1/none?connect_timeout=2"))
 	// 80×24 by default: the short banner.
 	out.waitFor(t, "PostgreSQL here: r/f switch recorded runs")
 	out.waitFor(t, "UPDATE 1")
@@ -366,10 +363,7 @@ func TestRunFallbackNeedsABuiltinScenario(t *testing.T) {
 	if err := os.WriteFile(file, src, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, _, done := runTUI(t, context.Background(), Options{
-		Provider: pgserver.DSNProvider{DSN: "postgres://nobody@127.0.0.1:1/none?connect_timeout=2"},
-		Fallback: true, Scenario: file,
-	})
+	_, _, done := runTUI(t, context.Background(), withDSN(Options{Fallback: true, Scenario: file}, "postgres://nobody@127.0.0.1:1/none?connect_timeout=2"))
 	err = waitRun(t, done)
 	if err == nil || !strings.Contains(err.Error(), "dsn provider") || !strings.Contains(err.Error(), "no recorded run can be shown") {
 		t.Fatalf("Run returned %v, want the provider's failure and why nothing recorded could stand in", err)

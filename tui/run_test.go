@@ -81,13 +81,20 @@ func runTUI(t *testing.T, ctx context.Context, o Options) (*io.PipeWriter, *term
 	if o.Stderr == nil {
 		o.Stderr = io.Discard
 	}
-	if o.Provider == nil {
-		o.Provider = pgserver.DSNProvider{DSN: pgtest.DSN(t)}
+	if o.Start == nil {
+		o = withDSN(o, pgtest.DSN(t))
 	}
 	done := make(chan error, 1)
 	go func() { done <- Run(ctx, o) }()
 	t.Cleanup(func() { _ = keys.Close() })
 	return keys, out, done
+}
+
+// withDSN is o with the dsn provider for dsn as the server to start.
+func withDSN(o Options, dsn string) Options {
+	p := pgserver.DSNProvider{DSN: dsn}
+	o.Start, o.ProviderName = p.Start, p.Name()
+	return o
 }
 
 func waitRun(t *testing.T, done <-chan error) error {
@@ -150,9 +157,7 @@ func TestRunStopsOnContextCancel(t *testing.T) {
 }
 
 func TestRunReportsAProviderThatCannotStart(t *testing.T) {
-	_, _, done := runTUI(t, context.Background(), Options{
-		Provider: pgserver.DSNProvider{DSN: "postgres://nobody@127.0.0.1:1/none?connect_timeout=2"},
-	})
+	_, _, done := runTUI(t, context.Background(), withDSN(Options{}, "postgres://nobody@127.0.0.1:1/none?connect_timeout=2"))
 	err := waitRun(t, done)
 	if err == nil || !strings.Contains(err.Error(), "dsn provider") {
 		t.Fatalf("Run returned %v, want the provider's failure", err)
@@ -182,12 +187,12 @@ func TestBootScreenNamesTheProviderAndItsProgress(t *testing.T) {
 }
 
 func TestRunRejectsBadOptions(t *testing.T) {
-	p := pgserver.DSNProvider{DSN: "postgres://unused"}
+	const dsn = "postgres://unused"
 	for name, o := range map[string]Options{
 		"no provider":      {},
-		"unknown scenario": {Provider: p, Scenario: "no-such-scenario"},
-		"bad renewal":      {Provider: p, Knobs: scenario.Knobs{Renewal: "sometimes"}},
-		"bad fencing":      {Provider: p, Knobs: scenario.Knobs{Fencing: "maybe"}},
+		"unknown scenario": withDSN(Options{Scenario: "no-such-scenario"}, dsn),
+		"bad renewal":      withDSN(Options{Knobs: scenario.Knobs{Renewal: "sometimes"}}, dsn),
+		"bad fencing":      withDSN(Options{Knobs: scenario.Knobs{Fencing: "maybe"}}, dsn),
 	} {
 		if err := Run(context.Background(), o); err == nil {
 			t.Errorf("%s: no error", name)

@@ -32,21 +32,21 @@ type session struct {
 	// and resource, named for the attendee.
 	host *engine.Host
 	who  string
-	// orders searches schedules for the goal panel; ownOrders is set when
+	// searcher searches schedules for the goal panel; ownSearch is set when
 	// the session made it (and closes it).
-	orders    *search.Orders
-	ownOrders bool
+	searcher  *search.Searcher
+	ownSearch bool
 }
 
-// ordersFor is the session's schedule search, made on first use.
-func (s *session) ordersFor() *search.Orders {
+// searchFor is the session's schedule search, made on first use.
+func (s *session) searchFor() *search.Searcher {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.orders == nil && !s.closed && (s.dsn != "" || s.host != nil) {
-		s.orders = search.NewOrders(search.Config{Host: s.host, DSN: s.dsn, Lanes: 1})
-		s.ownOrders = true
+	if s.searcher == nil && !s.closed && (s.dsn != "" || s.host != nil) {
+		s.searcher = search.New(search.Config{Host: s.host, DSN: s.dsn, Lanes: 1})
+		s.ownSearch = true
 	}
-	return s.orders
+	return s.searcher
 }
 
 func newSession(ctx context.Context) *session {
@@ -122,9 +122,9 @@ func (s *session) Close(ctx context.Context) error {
 	s.mu.Lock()
 	runs, srv := s.runs, s.server
 	s.runs, s.server = nil, nil
-	orders := s.orders
-	if !s.ownOrders {
-		orders = nil
+	searcher := s.searcher
+	if !s.ownSearch {
+		searcher = nil
 	}
 	s.mu.Unlock()
 
@@ -134,8 +134,8 @@ func (s *session) Close(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("could not clean up a run on the server: %w", err))
 		}
 	}
-	if orders != nil {
-		if err := orders.Close(ctx); err != nil {
+	if searcher != nil {
+		if err := searcher.Close(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("could not stop the schedule search: %w", err))
 		}
 	}

@@ -32,10 +32,14 @@ import (
 
 // Options configure Run.
 type Options struct {
-	// Provider is started inside the TUI behind a spinner naming it and
-	// showing its progress lines.
-	Provider pgserver.Provider
-	// Replay, when set, is shown instead of a live run: no provider, no
+	// Start starts (or finds) the PostgreSQL server of a live run. The
+	// TUI calls it behind a spinner naming ProviderName and showing its
+	// progress lines, and closes the server it returns on the way out.
+	Start func(ctx context.Context, progress func(string)) (*pgserver.Server, error)
+	// ProviderName names what Start starts (auto, container, local, dsn)
+	// on the boot screen and in its error.
+	ProviderName string
+	// Replay, when set, is shown instead of a live run: no server, no
 	// database, and a REPLAY banner naming where and when it was recorded.
 	// Scenario and Knobs are then ignored; At still positions it.
 	Replay *engine.Run
@@ -77,7 +81,7 @@ func Run(ctx context.Context, o Options) (err error) {
 	var sc *scenario.Scenario
 	var k scenario.Knobs
 	if o.Replay == nil {
-		if o.Provider == nil {
+		if o.Start == nil {
 			return errors.New("no PostgreSQL provider to start")
 		}
 		if sc, k, err = checkStart(o); err != nil {
@@ -123,10 +127,10 @@ func Run(ctx context.Context, o Options) (err error) {
 			return err
 		}
 	} else {
-		m.Boot = screen.NewBoot(m.Styles, o.Provider.Name())
+		m.Boot = screen.NewBoot(m.Styles, o.ProviderName)
 		progress := newProgress()
 		m.bootListen = progress.listen
-		m.startup = m.bootCmd(o.Provider, progress, sc, k, o.At, o.Fallback)
+		m.startup = m.bootCmd(o.Start, o.ProviderName, progress, sc, k, o.At, o.Fallback)
 	}
 
 	opts := []tea.ProgramOption{tea.WithOutput(out), tea.WithAltScreen(), tea.WithContext(ctx)}
@@ -260,7 +264,7 @@ func fallback(ctx context.Context, sc *scenario.Scenario, k scenario.Knobs, at *
 
 // bootCmd starts the server, opens the scenario and positions it; with
 // fallback, a server that cannot start gives way to the shipped recordings.
-func (m Model) bootCmd(pv pgserver.Provider, pr *progress, sc *scenario.Scenario, k scenario.Knobs, at *int64, fallBack bool) tea.Cmd {
+func (m Model) bootCmd(start func(context.Context, func(string)) (*pgserver.Server, error), name string, pr *progress, sc *scenario.Scenario, k scenario.Knobs, at *int64, fallBack bool) tea.Cmd {
 	s := m.s
 	return func() (msg tea.Msg) {
 		defer pr.done()
@@ -273,14 +277,14 @@ func (m Model) bootCmd(pv pgserver.Provider, pr *progress, sc *scenario.Scenario
 				msg = readyMsg{err: fmt.Errorf("leaserace hit a bug while starting (%v)", r)}
 			}
 		}()
-		srv, err := pv.Start(s.ctx, pr.report)
+		srv, err := start(s.ctx, pr.report)
 		if err != nil {
-			startErr := fmt.Errorf("could not start PostgreSQL with the %s provider: %w", pv.Name(), err)
+			startErr := fmt.Errorf("could not start PostgreSQL with the %s provider: %w", name, err)
 			if fallBack && s.ctx.Err() == nil {
 				pr.done()
 				msg := fallback(s.ctx, sc, k, at, err)
 				if msg.err != nil {
-					msg.err = fmt.Errorf("could not start PostgreSQL with the %s provider: %w", pv.Name(), msg.err)
+					msg.err = fmt.Errorf("could not start PostgreSQL with the %s provider: %w", name, msg.err)
 				} else if !s.adopt(msg.run) {
 					return nil
 				}

@@ -94,8 +94,9 @@ func Present(ctx context.Context, cfg PresentConfig) (err error) {
 	})
 	defer stop()
 	post()
+	prov := pgserver.DSNProvider{DSN: cfg.DSN}
 	return tui.Run(ctx, tui.Options{
-		Provider: pgserver.DSNProvider{DSN: cfg.DSN}, Scenario: cfg.Scenario, Knobs: cfg.Knobs,
+		Start: prov.Start, ProviderName: prov.Name(), Scenario: cfg.Scenario, Knobs: cfg.Knobs,
 		NoColor: cfg.NoColor, NoAsk: cfg.NoAsk, In: cfg.In, Out: cfg.Out, Stderr: cfg.Stderr,
 		Room: store, Presenter: true, Messages: boards,
 	})

@@ -92,7 +92,7 @@ where MOVES is a move list's text form, e.g. "A:send hb1@1055,clock:advance@1060
 
 func (a *app) explore(ctx context.Context, f exploreFlags) error {
 	if f.orders {
-		return a.exploreOrders(ctx, f)
+		return a.searchSchedules(ctx, f)
 	}
 	switch f.format {
 	case "text", "json", "csv":

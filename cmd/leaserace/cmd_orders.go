@@ -47,7 +47,7 @@ func movesOrNull(log []scenario.Move) *string {
 	return &s
 }
 
-func (a *app) exploreOrders(ctx context.Context, f exploreFlags) error {
+func (a *app) searchSchedules(ctx context.Context, f exploreFlags) error {
 	switch {
 	case f.format != "text" && f.format != "json":
 		return cli.UsageErr("--format %q: with --orders, want text or json", f.format)
@@ -64,17 +64,17 @@ func (a *app) exploreOrders(ctx context.Context, f exploreFlags) error {
 	}
 	defer a.CloseServer(srv)
 
-	orders := search.NewOrders(search.Config{DSN: srv.DSN})
+	searcher := search.New(search.Config{DSN: srv.DSN})
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), engine.CloseTimeout)
 		defer cancel()
-		if err := orders.Close(cctx); err != nil {
+		if err := searcher.Close(cctx); err != nil {
 			a.Warnf("%s", err)
 		}
 	}()
 	counter := cli.NewStateCounter(a.Stderr, "explore --orders "+sc.Name)
 	start := time.Now()
-	rs, err := orders.SearchAll(ctx, sc, counter.Update)
+	rs, err := searcher.SearchAll(ctx, sc, counter.Update)
 	took := time.Since(start)
 	counter.Finish()
 	if err != nil {

@@ -9,26 +9,27 @@ import (
 	"github.com/leaserace/leaserace/tui"
 )
 
-// runTUI hands the checked flags to the interactive UI, which starts the
-// provider itself so that its spinner can show the progress. A provider
+// runTUI hands the checked flags to the interactive UI, with the
+// provider's Start for it to call, so that its spinner can show the progress. A provider
 // that cannot start ends the process with exit code 3, unless the UI fell
 // back to the shipped recordings; then standard error says so on the way
 // out, under the screen the alternate screen gives back.
 func (a *app) runTUI(ctx context.Context, prov pgserver.Provider, o tuiOptions) error {
 	w := &watchedProvider{Provider: prov, a: a}
 	err := tui.Run(ctx, tui.Options{
-		Provider:  w,
-		Scenario:  o.scenario,
-		Knobs:     o.knobs,
-		At:        o.at,
-		ExportDir: o.exportDir,
-		Fallback:  o.fallback,
-		Play:      o.play,
-		NoAsk:     o.noAsk,
-		NoColor:   a.NoColor(),
-		In:        a.Stdin,
-		Out:       a.Stdout,
-		Stderr:    a.Stderr,
+		Start:        w.Start,
+		ProviderName: prov.Name(),
+		Scenario:     o.scenario,
+		Knobs:        o.knobs,
+		At:           o.at,
+		ExportDir:    o.exportDir,
+		Fallback:     o.fallback,
+		Play:         o.play,
+		NoAsk:        o.noAsk,
+		NoColor:      a.NoColor(),
+		In:           a.Stdin,
+		Out:          a.Stdout,
+		Stderr:       a.Stderr,
 	})
 	if err != nil && w.failed() && ctx.Err() == nil {
 		return cli.WithCode(cli.ExitNoServer, err)

@@ -12,17 +12,10 @@ import (
 	"time"
 
 	"github.com/leaserace/leaserace/engine"
-
+	"github.com/leaserace/leaserace/engine/sweep"
 	"github.com/leaserace/leaserace/scenario"
 	"golang.org/x/sync/errgroup"
 )
-
-// Vary is one named time swept over an inclusive range.
-type Vary struct {
-	Name string `json:"name"`
-	From int64  `json:"from"`
-	To   int64  `json:"to"`
-}
 
 // MaxExploreCells bounds a sweep (variants × six settings) so a typo
 // cannot start a day-long run.
@@ -44,22 +37,13 @@ func ParseVary(s string) (Vary, error) {
 	return Vary{Name: m[1], From: from, To: to}, nil
 }
 
-// ExploreCell is one variant under one knob setting.
-type ExploreCell struct {
-	Renewal scenario.Renewal `json:"renewal"`
-	Fencing scenario.Fencing `json:"fencing"`
-	Values  map[string]int64 `json:"values"`
-	Effects int              `json:"effects"`
-	Verdict string           `json:"verdict"`
-}
-
-// ExploreResult is a whole sweep.
-type ExploreResult struct {
-	Scenario string        `json:"scenario"`
-	Vary     []Vary        `json:"vary"`
-	Cells    []ExploreCell `json:"cells"`
-	Took     time.Duration `json:"-"`
-}
+// A sweep's results are sweep's data, so that the explore map can draw
+// them without the engine.
+type (
+	Vary          = sweep.Vary
+	ExploreCell   = sweep.Cell
+	ExploreResult = sweep.Result
+)
 
 // DefaultVary sweeps the scenario's "arrival" time over its window, or its
 // first named time when it has no arrival.

@@ -16,7 +16,7 @@ import (
 
 	"github.com/leaserace/leaserace/assets"
 	"github.com/leaserace/leaserace/engine"
-	"github.com/leaserace/leaserace/engine/pgserver"
+	"github.com/leaserace/leaserace/engine/pgdsn"
 	"github.com/leaserace/leaserace/engine/resource"
 
 	"github.com/jackc/pgx/v5"
@@ -337,7 +337,7 @@ func openRig(ctx context.Context, cfg StressConfig) (_ *rig, err error) {
 func (r *rig) dial(ctx context.Context, who string) (*pgx.Conn, error) {
 	cc, err := pgx.ParseConfig(r.cfg.DSN)
 	if err != nil {
-		return nil, fmt.Errorf("cannot read the connection string: %s", pgserver.RedactDSN(err.Error()))
+		return nil, fmt.Errorf("cannot read the connection string: %s", pgdsn.Redact(err.Error()))
 	}
 	cc.RuntimeParams["application_name"] = "leaserace stress " + who + " " + r.schema
 	cc.RuntimeParams["search_path"] = r.schema

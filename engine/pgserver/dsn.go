@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/leaserace/leaserace/engine/pgdsn"
 )
 
 // DSNProvider uses a PostgreSQL server that someone else runs. leaserace
@@ -53,7 +54,7 @@ func (p DSNProvider) Start(ctx context.Context, progress func(string)) (*Server,
 	defer cancel()
 	version, err := serverVersion(ctx, dsn)
 	if err != nil {
-		err = fmt.Errorf("cannot use the PostgreSQL server from %s (%s): %w", source, RedactDSN(dsn), err)
+		err = fmt.Errorf("cannot use the PostgreSQL server from %s (%s): %w", source, pgdsn.Redact(dsn), err)
 		return nil, withoutSecret(err, cfg.Password)
 	}
 	return &Server{Provider: "dsn", DSN: dsn, Took: time.Since(began), Version: version}, nil
@@ -62,18 +63,10 @@ func (p DSNProvider) Start(ctx context.Context, progress func(string)) (*Server,
 // keywordDSN writes where a parsed configuration points as key=value pairs.
 func keywordDSN(cfg *pgx.ConnConfig) string {
 	pairs := []string{
-		"host=" + quoteDSNValue(cfg.Host),
+		"host=" + pgdsn.QuoteValue(cfg.Host),
 		fmt.Sprintf("port=%d", cfg.Port),
-		"user=" + quoteDSNValue(cfg.User),
-		"dbname=" + quoteDSNValue(cfg.Database),
+		"user=" + pgdsn.QuoteValue(cfg.User),
+		"dbname=" + pgdsn.QuoteValue(cfg.Database),
 	}
 	return strings.Join(pairs, " ")
-}
-
-// quoteDSNValue quotes a key=value value the way libpq reads it.
-func quoteDSNValue(v string) string {
-	if v != "" && !strings.ContainsAny(v, ` '\`) {
-		return v
-	}
-	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(v) + "'"
 }

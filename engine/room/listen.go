@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/leaserace/leaserace/engine"
 )
 
 // EventKind says what changed in a room.
@@ -71,20 +72,10 @@ func (e *ListenError) Error() string {
 
 func (e *ListenError) Unwrap() error { return e.Err }
 
-// PanicError is a panic in the Store's background work or in a
+// panicError is a panic in the Store's background work or in a
 // subscriber, caught so the room goes on.
-type PanicError struct {
-	Where string
-	Value any
-	Stack []byte
-}
-
-func (e *PanicError) Error() string {
-	return fmt.Sprintf("panic in %s: %v", e.Where, e.Value)
-}
-
 func panicError(where string, v any) error {
-	return &PanicError{Where: where, Value: v, Stack: debug.Stack()}
+	return &engine.PanicError{Where: where, Value: v, Stack: debug.Stack()}
 }
 
 const (

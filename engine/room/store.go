@@ -18,7 +18,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/leaserace/leaserace/assets"
-	"github.com/leaserace/leaserace/engine/pgserver"
+	"github.com/leaserace/leaserace/engine/pgdsn"
 	"github.com/leaserace/leaserace/scenario"
 )
 
@@ -207,7 +207,7 @@ func Open(ctx context.Context, dsn, room, server string, opts Options) (_ *Store
 	}
 	pc, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("cannot read the connection string for room %s: %s", room, pgserver.RedactDSN(err.Error()))
+		return nil, fmt.Errorf("cannot read the connection string for room %s: %s", room, pgdsn.Redact(err.Error()))
 	}
 	pc.MaxConns = int32(opts.Conns)
 	pc.ConnConfig.RuntimeParams["application_name"] = "leaserace room " + room

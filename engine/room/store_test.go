@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/leaserace/leaserace/engine"
 	"github.com/leaserace/leaserace/engine/enginetest"
 	"github.com/leaserace/leaserace/engine/pgtest"
 	"github.com/leaserace/leaserace/engine/room"
@@ -742,7 +743,7 @@ func TestPanickingSubscriberGoesOn(t *testing.T) {
 	if heard.lead(first.Seq) != nil {
 		t.Errorf("the event whose call panicked was recorded")
 	}
-	var pe *room.PanicError
+	var pe *engine.PanicError
 	if errs := heard.errors(); len(errs) != 1 || !errors.As(errs[0], &pe) || pe.Value != "subscriber bug" {
 		t.Errorf("errors reported %v, want the subscriber's panic", errs)
 	}

@@ -11,11 +11,11 @@ import (
 	"github.com/leaserace/leaserace/scenario"
 )
 
-// BenchmarkOrders is explore --orders on renewal-race: every order of its
+// BenchmarkSearch is explore --orders on renewal-race: every order of its
 // moves under all six settings, on one host (goal: under 5 s). restore puts
 // a state back into the server with SQL, as the search does; replay, for
 // comparison, replays the state's path from the start instead.
-func BenchmarkOrders(b *testing.B) {
+func BenchmarkSearch(b *testing.B) {
 	dsn := pgtest.DSN(b)
 	sc, _ := scenario.Builtin("renewal-race")
 	ctx := context.Background()
@@ -33,9 +33,9 @@ func BenchmarkOrders(b *testing.B) {
 			states, restores := 0, 0
 			var took time.Duration
 			for b.Loop() {
-				o := search.NewOrders(search.Config{Host: h})
+				o := search.New(search.Config{Host: h})
 				if way == "replay" {
-					search.ReplayOrders(o)
+					search.ReplayStates(o)
 				}
 				t0 := time.Now()
 				rs, err := o.SearchAll(ctx, sc, nil)

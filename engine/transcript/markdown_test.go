@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,15 +12,11 @@ import (
 	"time"
 
 	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/engine/enginetest"
 	"github.com/leaserace/leaserace/engine/pgtest"
 	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/scenario"
 )
-
-// updateMD rewrites the Markdown goldens from live runs:
-//
-//	go test ./engine -run TestMarkdownGolden -update-md
-var updateMD = flag.Bool("update-md", false, "rewrite testdata/golden/*.md from live runs")
 
 // mdRun opens a run of a built-in scenario on a real server.
 func mdRun(t *testing.T, dsn, name string, k scenario.Knobs) *engine.Run {
@@ -120,8 +115,28 @@ func mdSession(t *testing.T, dsn string) transcript.Transcript {
 	return tr
 }
 
+// sessionFixture is a presenter's session through renewal-race, recorded
+// from a live run by mdSession; TestSessionFixtureIsLive keeps it true.
+var sessionFixture = filepath.Join("testdata", "renewal-race-session.json")
+
+// readTranscript reads a transcript file of testdata.
+func readTranscript(t *testing.T, path string) transcript.Transcript {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tr, err := transcript.Read(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return tr
+}
+
+// The goldens are drawn from recorded transcripts (the shipped ones and a
+// recorded session): the Markdown writer knows nothing of databases.
 func TestMarkdownGolden(t *testing.T) {
-	dsn := pgtest.DSN(t)
 	cases := map[string]func() transcript.Transcript{}
 	for _, c := range []struct {
 		name string
@@ -132,33 +147,38 @@ func TestMarkdownGolden(t *testing.T) {
 		{"busy-holder", scenario.Knobs{Renewal: scenario.RenewalBlind, Fencing: scenario.FencingStrict}},
 	} {
 		cases[c.name+"-"+string(c.k.Renewal)+"-"+string(c.k.Fencing)] = func() transcript.Transcript {
-			tr, _ := mdLive(t, dsn, c.name, c.k)
+			tr := enginetest.ReadShipped(t, transcript.Name(c.name, c.k))
+			mdFixMeta(&tr)
 			return tr
 		}
 	}
-	cases["renewal-race-session"] = func() transcript.Transcript { return mdSession(t, dsn) }
+	cases["renewal-race-session"] = func() transcript.Transcript { return readTranscript(t, sessionFixture) }
 
 	for name, make := range cases {
 		t.Run(name, func(t *testing.T) {
 			got := mdOf(t, make())
-			golden := filepath.Join("testdata", "golden", name+".md")
-			if *updateMD {
-				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update-md to create it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("Markdown for %s differs from %s (run with -update-md after checking the change):\n%s", name, golden, got)
-			}
+			checkGolden(t, name+".md", got)
 			mdCheckTables(t, got)
 		})
+	}
+}
+
+// TestSessionFixtureIsLive steps the session again on a real server: the
+// recorded fixture must be what a live run records. With -update it is
+// rewritten from the live run.
+func TestSessionFixtureIsLive(t *testing.T) {
+	live := mdSession(t, pgtest.DSN(t))
+	if *update {
+		var b bytes.Buffer
+		if err := live.WriteJSON(&b); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(sessionFixture, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, want := mdOf(t, live), mdOf(t, readTranscript(t, sessionFixture)); got != want {
+		t.Errorf("a live session renders otherwise than %s (run with -update after checking the change):\n%s", sessionFixture, got)
 	}
 }
 

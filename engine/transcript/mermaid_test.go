@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -18,11 +17,6 @@ import (
 	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/scenario"
 )
-
-// updateMermaid rewrites the Mermaid goldens from live runs:
-//
-//	go test ./engine -run TestMermaidGolden -update-mermaid
-var updateMermaid = flag.Bool("update-mermaid", false, "rewrite testdata/golden/*.mmd from live runs")
 
 // mermaidDirEnv names a directory where `npm install mermaid jsdom` was run;
 // with it set, the diagrams are checked by Mermaid's own parser.
@@ -41,31 +35,16 @@ func mermaidOf(t *testing.T, tr transcript.Transcript) string {
 	return b.String()
 }
 
+// The goldens are drawn from the shipped transcripts: the Mermaid writer
+// knows nothing of databases.
 func TestMermaidGolden(t *testing.T) {
-	dsn := pgtest.DSN(t)
 	for _, k := range []scenario.Knobs{
 		enginetest.Knobs(scenario.RenewalBlind, scenario.FencingOff),
 		enginetest.Knobs(scenario.RenewalCompare, scenario.FencingOff),
 	} {
 		name := transcript.Name("renewal-race", k)
 		t.Run(name, func(t *testing.T) {
-			got := mermaidOf(t, enginetest.Played(t, dsn, "renewal-race", k))
-			golden := filepath.Join("testdata", "golden", name+".mmd")
-			if *updateMermaid {
-				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update-mermaid to create it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("Mermaid for %s differs from %s (run with -update-mermaid after checking the change):\n%s", name, golden, got)
-			}
+			checkGolden(t, name+".mmd", mermaidOf(t, enginetest.ReadShipped(t, name)))
 		})
 	}
 }

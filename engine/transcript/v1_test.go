@@ -1,7 +1,6 @@
 package transcript_test
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,16 +12,7 @@ import (
 // readV1 reads a transcript the previous release wrote (v1).
 func readV1(t *testing.T, name string) transcript.Transcript {
 	t.Helper()
-	f, err := os.Open(filepath.Join("testdata", "v1", name+".json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	tr, err := transcript.Read(f)
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	return tr
+	return readTranscript(t, filepath.Join("testdata", "v1", name+".json"))
 }
 
 // A v1 transcript reads back as it was written: its own digest still

@@ -4,7 +4,8 @@
 // answers, which moves are enabled, the goal predicates and the narration.
 // It talks to no server: a move's SQL and HTTP write go through a Server,
 // which the engine's live backend implements on PostgreSQL and the
-// resource.
+// resource. What the engine reports of a run is world's data too (View,
+// Change, SearchResult), so the renderer draws it without the engine.
 package world
 
 import (

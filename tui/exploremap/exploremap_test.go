@@ -6,20 +6,20 @@ import (
 	"testing"
 
 	"github.com/charmbracelet/lipgloss"
-	"github.com/leaserace/leaserace/engine/batch"
+	"github.com/leaserace/leaserace/engine/sweep"
 	"github.com/leaserace/leaserace/scenario"
 	"github.com/leaserace/leaserace/tui/styles"
 	"github.com/muesli/termenv"
 )
 
-// sweep is a small sweep of arrival 1060..1065: blind/off conflicts from
+// smallSweep is a small sweep of arrival 1060..1065: blind/off conflicts from
 // 1062 on, blind/strict refuses a valid write at 1060, the rest is safe.
-func sweep() batch.ExploreResult {
-	v := batch.Vary{Name: "arrival", From: 1060, To: 1065}
-	res := batch.ExploreResult{Scenario: "renewal-race", Vary: []batch.Vary{v}}
+func smallSweep() sweep.Result {
+	v := sweep.Vary{Name: "arrival", From: 1060, To: 1065}
+	res := sweep.Result{Scenario: "renewal-race", Vary: []sweep.Vary{v}}
 	for _, k := range scenario.AllKnobs() {
 		for t := v.From; t <= v.To; t++ {
-			c := batch.ExploreCell{Renewal: k.Renewal, Fencing: k.Fencing, Values: map[string]int64{v.Name: t}, Effects: 1, Verdict: scenario.VerdictSafe}
+			c := sweep.Cell{Renewal: k.Renewal, Fencing: k.Fencing, Values: map[string]int64{v.Name: t}, Effects: 1, Verdict: scenario.VerdictSafe}
 			switch {
 			case k.Renewal == scenario.RenewalBlind && k.Fencing == scenario.FencingOff && t >= 1062:
 				c.Effects, c.Verdict = 2, scenario.VerdictConflict
@@ -34,7 +34,7 @@ func sweep() batch.ExploreResult {
 
 func TestWriteSaysWhereEachSettingGoesWrong(t *testing.T) {
 	var b strings.Builder
-	if err := Write(&b, sweep(), Options{Width: 80}); err != nil {
+	if err := Write(&b, smallSweep(), Options{Width: 80}); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
@@ -63,7 +63,7 @@ func TestOverlayMarksTheRunOnScreenAndTheCursor(t *testing.T) {
 	r := lipgloss.NewRenderer(io.Discard)
 	r.SetColorProfile(termenv.Ascii)
 	st := styles.New(r)
-	res := sweep()
+	res := smallSweep()
 	sc := &scenario.Scenario{Name: res.Scenario}
 	g, err := NewGrid(sc, res)
 	if err != nil {

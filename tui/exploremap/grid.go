@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/leaserace/leaserace/engine/batch"
+	"github.com/leaserace/leaserace/engine/sweep"
 	"github.com/leaserace/leaserace/scenario"
 )
 
@@ -30,16 +30,16 @@ type Grid struct {
 	// same one reopens the grid without sweeping again, since a sweep sets
 	// the varied time itself and the other times never change in the TUI.
 	Scenario, Source string
-	Vary             batch.Vary
+	Vary             sweep.Vary
 	Rows             []scenario.Knobs
 	Values           []int64
-	Cells            [][]batch.ExploreCell // [row][col]; Verdict "" = missing
-	effW             int                   // widest effect count, in digits
+	Cells            [][]sweep.Cell // [row][col]; Verdict "" = missing
+	effW             int            // widest effect count, in digits
 	took             time.Duration
 }
 
 // NewGrid lays out a sweep of sc over one varied time.
-func NewGrid(sc *scenario.Scenario, res batch.ExploreResult) (*Grid, error) {
+func NewGrid(sc *scenario.Scenario, res sweep.Result) (*Grid, error) {
 	if len(res.Vary) != 1 {
 		return nil, fmt.Errorf("the map shows one varied time, not %d", len(res.Vary))
 	}
@@ -48,9 +48,9 @@ func NewGrid(sc *scenario.Scenario, res batch.ExploreResult) (*Grid, error) {
 	for t := v.From; t <= v.To; t++ {
 		g.Values = append(g.Values, t)
 	}
-	g.Cells = make([][]batch.ExploreCell, len(g.Rows))
+	g.Cells = make([][]sweep.Cell, len(g.Rows))
 	for i := range g.Cells {
-		g.Cells[i] = make([]batch.ExploreCell, len(g.Values))
+		g.Cells[i] = make([]sweep.Cell, len(g.Values))
 	}
 	for _, c := range res.Cells {
 		r := g.rowOf(scenario.Knobs{Renewal: c.Renewal, Fencing: c.Fencing})
@@ -82,7 +82,7 @@ func (g *Grid) colOf(t int64) int {
 }
 
 // Of reports whether the grid is a sweep of sc over v.
-func (g *Grid) Of(sc *scenario.Scenario, v batch.Vary) bool {
+func (g *Grid) Of(sc *scenario.Scenario, v sweep.Vary) bool {
 	return g != nil && g.Scenario == sc.Name && g.Source == sc.Source && g.Vary == v
 }
 

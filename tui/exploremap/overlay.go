@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/leaserace/leaserace/engine/batch"
+	"github.com/leaserace/leaserace/engine/sweep"
 	"github.com/leaserace/leaserace/scenario"
 	"github.com/leaserace/leaserace/tui/styles"
 	"github.com/leaserace/leaserace/tui/text"
@@ -137,7 +137,7 @@ func (e Explorer) cell(st *styles.Styles, i, j int, current bool) string {
 // verdictCell is one explore cell as both maps draw it: the verdict's
 // glyph and the effects accepted, ✓ safe, ✗ conflict, ⊘ blocked (a valid
 // write refused), ? not run, so it reads without colour.
-func verdictCell(st *styles.Styles, c batch.ExploreCell) (string, *styles.Ink) {
+func verdictCell(st *styles.Styles, c sweep.Cell) (string, *styles.Ink) {
 	n := strconv.Itoa(c.Effects)
 	switch c.Verdict {
 	case "":

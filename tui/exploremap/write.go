@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/leaserace/leaserace/engine/batch"
+	"github.com/leaserace/leaserace/engine/sweep"
 	"github.com/leaserace/leaserace/scenario"
 	"github.com/leaserace/leaserace/tui/styles"
 	"github.com/leaserace/leaserace/tui/text"
@@ -24,11 +24,11 @@ type Options struct {
 // the earlier names fixed at prefix.
 type exploreMap struct {
 	prefix string
-	cells  map[scenario.Knobs]map[int64]batch.ExploreCell
+	cells  map[scenario.Knobs]map[int64]sweep.Cell
 }
 
 // splitMaps groups the cells into maps, in the order the sweep ran them.
-func splitMaps(res batch.ExploreResult) []exploreMap {
+func splitMaps(res sweep.Result) []exploreMap {
 	last := res.Vary[len(res.Vary)-1].Name
 	var maps []exploreMap
 	at := map[string]int{}
@@ -42,11 +42,11 @@ func splitMaps(res batch.ExploreResult) []exploreMap {
 		if !ok {
 			i = len(maps)
 			at[p] = i
-			maps = append(maps, exploreMap{prefix: p, cells: map[scenario.Knobs]map[int64]batch.ExploreCell{}})
+			maps = append(maps, exploreMap{prefix: p, cells: map[scenario.Knobs]map[int64]sweep.Cell{}})
 		}
 		k := scenario.Knobs{Renewal: c.Renewal, Fencing: c.Fencing}
 		if maps[i].cells[k] == nil {
-			maps[i].cells[k] = map[int64]batch.ExploreCell{}
+			maps[i].cells[k] = map[int64]sweep.Cell{}
 		}
 		maps[i].cells[k][c.Values[last]] = c
 	}
@@ -56,7 +56,7 @@ func splitMaps(res batch.ExploreResult) []exploreMap {
 // Write draws an explore sweep as text for leaserace explore: each map,
 // wrapped to the width, then the legend. Its cells are the overlay's own
 // (verdictCell). Colour only repeats what the glyphs say.
-func Write(w io.Writer, res batch.ExploreResult, st Options) error {
+func Write(w io.Writer, res sweep.Result, st Options) error {
 	r := styles.NewRenderer(w, !st.Color)
 	// Decided here rather than by asking the terminal: the question is an
 	// escape sequence written to standard output, and its answer may never
@@ -91,7 +91,7 @@ func Write(w io.Writer, res batch.ExploreResult, st Options) error {
 				for t := lo; t <= hi; t++ {
 					c, ok := m.cells[k][t]
 					if !ok {
-						c = batch.ExploreCell{}
+						c = sweep.Cell{}
 					}
 					cell, ink := verdictCell(&sty, c)
 					if t > lo {
@@ -149,7 +149,7 @@ func tickLine(name string, labelW, cellW int, step, lo, hi int64) string {
 
 // wrongWords says in words where a row goes wrong: "safe everywhere",
 // or the ranges of the column's values that conflict and that block.
-func wrongWords(col batch.Vary, row map[int64]batch.ExploreCell) string {
+func wrongWords(col sweep.Vary, row map[int64]sweep.Cell) string {
 	var parts []string
 	for _, v := range []string{scenario.VerdictConflict, scenario.VerdictBlocked} {
 		if s := verdictRanges(col, row, v); s != "" {
@@ -164,7 +164,7 @@ func wrongWords(col batch.Vary, row map[int64]batch.ExploreCell) string {
 
 // verdictRanges names the values of col where row has verdict v:
 // "conflict at arrival 1075..1135 (61 of 76)", or "" when none.
-func verdictRanges(col batch.Vary, row map[int64]batch.ExploreCell, v string) string {
+func verdictRanges(col sweep.Vary, row map[int64]sweep.Cell, v string) string {
 	var ranges []string
 	n, total := 0, int(col.To-col.From+1)
 	for t := col.From; t <= col.To; t++ {

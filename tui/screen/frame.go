@@ -1,14 +1,12 @@
 package screen
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/x/ansi"
-	"github.com/leaserace/leaserace/engine"
 	"github.com/leaserace/leaserace/tui/keys"
 	"github.com/leaserace/leaserace/tui/text"
 )
@@ -251,6 +249,21 @@ func (m Screen) header(w int) []string {
 	return append(lines, text.Wrap(knobs, w, "", "")...)
 }
 
+// FailedPart is the part of leaserace the engine blames a Failure on,
+// which picks the words the status line starts with.
+type FailedPart int
+
+const (
+	// FailedStep is a step that failed for a reason of its own.
+	FailedStep FailedPart = iota
+	// FailedBug is a panic inside leaserace.
+	FailedBug
+	// FailedResource is the resource no longer answering.
+	FailedResource
+	// FailedServer is PostgreSQL gone or out of reach.
+	FailedServer
+)
+
 // statusLines is the error, if the engine failed, or the last status.
 func (m Screen) statusLines(w int) []string {
 	if m.Failure != nil && m.Replay != nil {
@@ -260,15 +273,14 @@ func (m Screen) statusLines(w int) []string {
 	}
 	if m.Failure != nil {
 		what := "The last step failed"
-		// The engine knows which part failed; ask it before guessing from
-		// the error's text, which a dead resource shares with a dead server.
-		var bug *engine.PanicError
-		switch {
-		case errors.As(m.Failure, &bug):
+		// The engine knows which part failed (FailedPart); the error's
+		// text does not: a dead resource shares it with a dead server.
+		switch m.FailedPart {
+		case FailedBug:
 			what = "leaserace hit a bug (please report it)"
-		case engine.IsResourceDown(m.Failure):
+		case FailedResource:
 			what = "The resource stopped answering"
-		case engine.IsServerGone(m.Failure):
+		case FailedServer:
 			what = "PostgreSQL went away"
 		}
 		// The way out first: a long error must not push it off screen.

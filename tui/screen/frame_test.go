@@ -171,19 +171,22 @@ func TestStaleHeartbeatIsMarkedInFlight(t *testing.T) {
 	}
 }
 
-// The status line names the failed part from the engine's classification
-// of the error, never from its text.
+// The status line names the part the engine blamed (FailedPart), never
+// one guessed from the error's text; tui's TestFailedPartIsTheEngines
+// checks the blame itself.
 func TestLostServerWording(t *testing.T) {
 	m := showing(shipped(t, "control", blindOff()))
 	for _, tc := range []struct {
 		err  error
+		part FailedPart
 		want string
 	}{
-		{errors.New("syntax error near PostgreSQL went away"), "The last step failed"},
-		{fmt.Errorf("step 2: %w", context.DeadlineExceeded), "PostgreSQL went away"},
-		{&resource.CallError{URL: "http://127.0.0.1:1", What: "write", Message: "refused", Err: syscall.ECONNREFUSED}, "The resource stopped answering"},
+		{errors.New("syntax error near PostgreSQL went away"), FailedStep, "The last step failed"},
+		{fmt.Errorf("step 2: %w", context.DeadlineExceeded), FailedServer, "PostgreSQL went away"},
+		{&resource.CallError{URL: "http://127.0.0.1:1", What: "write", Message: "refused", Err: syscall.ECONNREFUSED}, FailedResource, "The resource stopped answering"},
+		{errors.New("panic: index out of range"), FailedBug, "leaserace hit a bug (please report it)"},
 	} {
-		m.Failure = tc.err
+		m.Failure, m.FailedPart = tc.err, tc.part
 		if got := strings.Join(m.statusLines(100), " "); !strings.Contains(got, tc.want) {
 			t.Errorf("%v: status %q, want %q", tc.err, got, tc.want)
 		}

@@ -140,7 +140,7 @@ func TestGoldenPlayScreens(t *testing.T) {
 		t.Run("goal-panel-"+size, func(t *testing.T) {
 			sc, r := askRace(t, blindOff())
 			ctx := enginetest.Ctx(t)
-			o := search.NewOrders(search.Config{DSN: pgtest.DSN(t), Lanes: 1})
+			o := search.New(search.Config{DSN: pgtest.DSN(t), Lanes: 1})
 			t.Cleanup(func() { _ = o.Close(enginetest.Ctx(t)) })
 			res, err := o.Search(ctx, sc, blindOff(), nil)
 			if err != nil {

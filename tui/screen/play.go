@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/leaserace/leaserace/engine/search"
+	"github.com/leaserace/leaserace/engine/world"
 	"github.com/leaserace/leaserace/scenario"
 	"github.com/leaserace/leaserace/tui/text"
 )
@@ -156,19 +156,19 @@ func (m Screen) tallyWords() string {
 type Search struct {
 	Key     string
 	Running bool
-	Res     *search.Result
+	Res     *world.SearchResult
 	Err     error
 }
 
 // goalReach is what the search found for goal id, if it has finished.
-func (m Screen) goalReach(id string) (search.GoalReach, *search.Result, bool) {
+func (m Screen) goalReach(id string) (world.GoalReach, *world.SearchResult, bool) {
 	if m.Search == nil || m.Search.Res == nil {
-		return search.GoalReach{}, nil, false
+		return world.GoalReach{}, nil, false
 	}
 	for _, g := range m.Search.Res.Goals {
 		if g.Goal.ID == id {
 			return g, m.Search.Res, true
 		}
 	}
-	return search.GoalReach{}, nil, false
+	return world.GoalReach{}, nil, false
 }

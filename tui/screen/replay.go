@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/leaserace/leaserace/engine"
 	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/tui/text"
 	"github.com/muesli/termenv"
@@ -109,10 +108,10 @@ const shippedPrefix = "shipped recording "
 
 // recordingOrigin names the file on show: its base name, or the shipped
 // transcript's name.
-func recordingOrigin(rec engine.Recording) string {
+func recordingOrigin(rec transcript.Recording) string {
 	t := rec.Transcript
 	name := transcript.Name(t.Scenario, t.Knobs) + ".json"
-	if rec.Origin == engine.OriginShipped || rec.Origin == "" {
+	if rec.Origin == transcript.OriginShipped || rec.Origin == "" {
 		return shippedPrefix + name
 	}
 	return filepath.Base(rec.Origin)

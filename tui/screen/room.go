@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/leaserace/leaserace/engine/room"
+	"github.com/leaserace/leaserace/engine/room/board"
 	"github.com/leaserace/leaserace/tui/text"
 )
 
@@ -16,7 +16,7 @@ type Room struct {
 	// Following: the attendee's run goes where the presenter's goes.
 	Following bool
 	// Board is the presenter's view of the room; ShowBoard shows it.
-	Board     *room.Board
+	Board     *board.Board
 	ShowBoard bool
 }
 

@@ -11,8 +11,8 @@ import (
 
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/lipgloss"
-	"github.com/leaserace/leaserace/engine"
 	"github.com/leaserace/leaserace/engine/transcript"
+	"github.com/leaserace/leaserace/engine/world"
 	"github.com/leaserace/leaserace/tui/exploremap"
 	"github.com/leaserace/leaserace/tui/keys"
 	"github.com/leaserace/leaserace/tui/styles"
@@ -48,8 +48,10 @@ type Screen struct {
 	Running string
 	Playing bool
 	Status  []text.Span
-	// Failure is the engine error shown in place, if any.
-	Failure error
+	// Failure is the engine error shown in place, if any; FailedPart is
+	// the part the engine blames it on.
+	Failure    error
+	FailedPart FailedPart
 	// Psql is how to open psql beside the run on screen (full help).
 	Psql Psql
 	// Play is the move menu of play mode; Ask the question on screen.
@@ -89,7 +91,7 @@ func (m *Screen) SetRenderer(r *lipgloss.Renderer) {
 }
 
 // ChangeStatus says what a toggle did: the knob, then what it changed.
-func (m Screen) ChangeStatus(ch *engine.Change) []text.Span {
+func (m Screen) ChangeStatus(ch *world.Change) []text.Span {
 	if ch == nil {
 		return nil
 	}

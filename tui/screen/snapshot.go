@@ -3,7 +3,6 @@ package screen
 import (
 	"encoding/json"
 
-	"github.com/leaserace/leaserace/engine"
 	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/engine/world"
 	"github.com/leaserace/leaserace/scenario"
@@ -13,7 +12,7 @@ import (
 // command that changed it, so drawing never calls into the engine.
 type Snapshot struct {
 	Scenario *scenario.Scenario
-	View     engine.View
+	View     world.View
 	// Log is the run's moves, played or not; Steps are those played.
 	Log        []scenario.Move
 	Steps      []transcript.Step
@@ -25,13 +24,27 @@ type Snapshot struct {
 	Options []world.Option
 	Goals   []world.GoalStatus
 	// Rec is the recording on show when the run is a replay.
-	Rec *engine.Recording
+	Rec *transcript.Recording
+}
+
+// Run is what a snapshot is copied from: an *engine.Run, named by its
+// methods so that the renderer builds without the engine.
+type Run interface {
+	Scenario() *scenario.Scenario
+	View() world.View
+	Log() []scenario.Move
+	Steps() []transcript.Step
+	Start() int64
+	End() int64
+	Live() bool
+	Options() []world.Option
+	Recording() (transcript.Recording, bool)
 }
 
 // SnapshotOf copies out of r everything a frame shows. It only reads what
 // r holds in memory (no statement runs), so the command that changed r
 // takes it, and drawing never calls into the engine.
-func SnapshotOf(r *engine.Run) Snapshot {
+func SnapshotOf(r Run) Snapshot {
 	s := Snapshot{Scenario: r.Scenario(), View: r.View(), Log: r.Log(), Steps: r.Steps(), Start: r.Start(), End: r.End(), Live: r.Live()}
 	s.Options = r.Options()
 	s.Goals = world.GoalsOf(s.Scenario.Goals(), s.Scenario.Initial, s.Steps)

@@ -41,53 +41,17 @@ import (
 // and seeded, or the resource reset to the state's epoch and value, one
 // round trip each. The effects and their judgements live in the state.
 // Replaying the state's path from the start instead costs a reset plus
-// every move of the path; BenchmarkOrders measures both, and restoring was
+// every move of the path; BenchmarkSearch measures both, and restoring was
 // 1.2-1.4 times faster on renewal-race.
 
-// Result is every schedule of a scenario's moves under one knob
-// setting, explored on the server.
-type Result struct {
-	Scenario string
-	Knobs    scenario.Knobs
-	// States is how many different states the search reached, the initial
-	// one included; Moves how many moves it played to find them (the
-	// edges of the graph: each a real statement or write where the move
-	// has one).
-	States, Moves int
-	// Restores is how many times the search put the server back into a
-	// state with SQL before a move.
-	Restores int
-	// Runs counts the complete runs: the different move lists from the
-	// initial state to a state where only the clock can move. Conflict,
-	// Blocked and Safe split them by verdict.
-	Runs, Conflict, Blocked, Safe *big.Int
-	// ShortestConflict and ShortestBlocked are the shortest move lists
-	// after which the run's verdict is conflict (blocked); nil when no
-	// run reaches that verdict.
-	ShortestConflict, ShortestBlocked []scenario.Move
-	// Goals is, for each of the scenario's goals in order, whether a run
-	// reaches it under these knobs and the fewest moves that do.
-	Goals []GoalReach
-	// Took is how long the search ran; Cached is set when this call
-	// answered from memory (Took is then the original search's).
-	Took   time.Duration
-	Cached bool
-}
-
-// GoalReach is what the search found about one goal under one setting.
-type GoalReach struct {
-	Goal scenario.Goal
-	// Runs is how many complete runs reach the goal, out of the result's
-	// Runs; zero means the goal is impossible under these knobs.
-	Runs *big.Int
-	// Par is the fewest moves that reach it (0 when none does) and Moves
-	// one such move list.
-	Par   int
-	Moves []scenario.Move
-}
-
-// Reachable reports whether any run reaches the goal.
-func (g GoalReach) Reachable() bool { return g.Par > 0 }
+// Result is every schedule of a scenario's moves under one knob setting,
+// explored on the server; GoalReach is what the search found about one
+// goal. The types are world's, so that the renderer can hold them without
+// the engine.
+type (
+	Result    = world.SearchResult
+	GoalReach = world.GoalReach
+)
 
 // Config says where searches play.
 type Config struct {
@@ -112,11 +76,11 @@ var ErrTooManyStates = fmt.Errorf("more than %d states: too many to explore; try
 // ErrClosed is a search started after Close.
 var ErrClosed = errors.New("the search was closed")
 
-// Orders explores scenarios' move graphs on one server and remembers the
+// Searcher explores scenarios' move graphs on one server and remembers the
 // answers in memory, per scenario (its name, times and content) and knob
 // setting. It is safe for concurrent use: a search asked for while the same
 // one runs waits for it. Close it when its searches have returned.
-type Orders struct {
+type Searcher struct {
 	cfg Config
 	// replay, for measuring, puts the server into a state by replaying
 	// the state's path from the start instead of restoring it with SQL.
@@ -126,26 +90,26 @@ type Orders struct {
 	host    *engine.Host
 	ownHost bool
 	closed  bool
-	cache   map[ordersKey]*ordersFound
-	running map[ordersKey]chan struct{}
+	cache   map[searchKey]*searchFound
+	running map[searchKey]chan struct{}
 }
 
-type ordersKey struct {
+type searchKey struct {
 	scenario string
 	knobs    scenario.Knobs
 }
 
-// NewOrders returns a search on cfg's host or DSN with an empty cache.
-func NewOrders(cfg Config) *Orders {
+// New returns a search on cfg's host or DSN with an empty cache.
+func New(cfg Config) *Searcher {
 	if cfg.Lanes <= 0 {
 		cfg.Lanes = min(4, runtime.GOMAXPROCS(0))
 	}
-	return &Orders{cfg: cfg, host: cfg.Host, cache: map[ordersKey]*ordersFound{}, running: map[ordersKey]chan struct{}{}}
+	return &Searcher{cfg: cfg, host: cfg.Host, cache: map[searchKey]*searchFound{}, running: map[searchKey]chan struct{}{}}
 }
 
 // Close closes the host the search opened, if it did. Cached results stay
 // readable through Cached; new searches fail with ErrClosed.
-func (o *Orders) Close(ctx context.Context) error {
+func (o *Searcher) Close(ctx context.Context) error {
 	o.mu.Lock()
 	h, own := o.host, o.ownHost
 	o.closed, o.host, o.ownHost = true, nil, false
@@ -157,9 +121,9 @@ func (o *Orders) Close(ctx context.Context) error {
 }
 
 // Cached returns the result for sc under k if a search made it already.
-func (o *Orders) Cached(sc *scenario.Scenario, k scenario.Knobs) (Result, bool) {
+func (o *Searcher) Cached(sc *scenario.Scenario, k scenario.Knobs) (Result, bool) {
 	o.mu.Lock()
-	f := o.cache[ordersKey{fingerprint(sc), k}]
+	f := o.cache[searchKey{fingerprint(sc), k}]
 	o.mu.Unlock()
 	if f == nil {
 		return Result{}, false
@@ -170,7 +134,7 @@ func (o *Orders) Cached(sc *scenario.Scenario, k scenario.Knobs) (Result, bool) 
 // Search explores sc's move graph under k on the server, or answers from
 // the cache. progress, if set, is told how many states the search has
 // found so far; calls never overlap.
-func (o *Orders) Search(ctx context.Context, sc *scenario.Scenario, k scenario.Knobs, progress func(states int)) (Result, error) {
+func (o *Searcher) Search(ctx context.Context, sc *scenario.Scenario, k scenario.Knobs, progress func(states int)) (Result, error) {
 	rs, err := o.search(ctx, sc, []scenario.Knobs{k}, progress)
 	if err != nil {
 		return Result{}, err
@@ -181,11 +145,11 @@ func (o *Orders) Search(ctx context.Context, sc *scenario.Scenario, k scenario.K
 // SearchAll explores sc under all six knob settings, in the order of
 // scenario.AllKnobs, several settings at once. progress is told the
 // states found so far over all settings.
-func (o *Orders) SearchAll(ctx context.Context, sc *scenario.Scenario, progress func(states int)) ([]Result, error) {
+func (o *Searcher) SearchAll(ctx context.Context, sc *scenario.Scenario, progress func(states int)) ([]Result, error) {
 	return o.search(ctx, sc, scenario.AllKnobs(), progress)
 }
 
-func (o *Orders) search(ctx context.Context, sc *scenario.Scenario, ks []scenario.Knobs, progress func(states int)) ([]Result, error) {
+func (o *Searcher) search(ctx context.Context, sc *scenario.Scenario, ks []scenario.Knobs, progress func(states int)) ([]Result, error) {
 	if sc == nil {
 		return nil, errors.New("no scenario to explore")
 	}
@@ -201,7 +165,7 @@ func (o *Orders) search(ctx context.Context, sc *scenario.Scenario, ks []scenari
 	var mine, waits []int
 	o.mu.Lock()
 	for i, k := range ks {
-		key := ordersKey{fp, k}
+		key := searchKey{fp, k}
 		switch {
 		case o.cache[key] != nil:
 			out[i] = o.cache[key].result(sc, true)
@@ -220,7 +184,7 @@ func (o *Orders) search(ctx context.Context, sc *scenario.Scenario, ks []scenari
 		// cannot wait forever.
 		o.mu.Lock()
 		for _, i := range mine {
-			key := ordersKey{fp, ks[i]}
+			key := searchKey{fp, ks[i]}
 			close(o.running[key])
 			delete(o.running, key)
 		}
@@ -231,7 +195,7 @@ func (o *Orders) search(ctx context.Context, sc *scenario.Scenario, ks []scenari
 	}
 	for _, i := range waits {
 		o.mu.Lock()
-		ch := o.running[ordersKey{fp, ks[i]}]
+		ch := o.running[searchKey{fp, ks[i]}]
 		o.mu.Unlock()
 		if ch != nil {
 			select {
@@ -252,7 +216,7 @@ func (o *Orders) search(ctx context.Context, sc *scenario.Scenario, ks []scenari
 
 // searchOn searches the settings ks[i] for i in todo, in lanes, and caches
 // each result.
-func (o *Orders) searchOn(ctx context.Context, sc *scenario.Scenario, fp string, ks []scenario.Knobs, todo []int, out []Result, progress func(states int)) error {
+func (o *Searcher) searchOn(ctx context.Context, sc *scenario.Scenario, fp string, ks []scenario.Knobs, todo []int, out []Result, progress func(states int)) error {
 	h, err := o.hostFor(ctx)
 	if err != nil {
 		return err
@@ -301,7 +265,7 @@ func (o *Orders) searchOn(ctx context.Context, sc *scenario.Scenario, fp string,
 					return fmt.Errorf("exploring %s under %s: %w", sc.Name, ks[i], err)
 				}
 				o.mu.Lock()
-				o.cache[ordersKey{fp, ks[i]}] = f
+				o.cache[searchKey{fp, ks[i]}] = f
 				o.mu.Unlock()
 				out[i] = f.result(sc, false)
 			}
@@ -311,7 +275,7 @@ func (o *Orders) searchOn(ctx context.Context, sc *scenario.Scenario, fp string,
 }
 
 // hostFor is the host searches play on, opened on first use from the DSN.
-func (o *Orders) hostFor(ctx context.Context) (*engine.Host, error) {
+func (o *Searcher) hostFor(ctx context.Context) (*engine.Host, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.closed {
@@ -389,10 +353,10 @@ func openLane(ctx context.Context, h *engine.Host, sc *scenario.Scenario, k scen
 	return ln, nil
 }
 
-// orderNode is one state of the move graph.
-type orderNode struct {
+// stateNode is one state of the move graph.
+type stateNode struct {
 	s        world.State
-	edges    []orderEdge
+	edges    []moveEdge
 	terminal bool
 	verdict  string
 	// parent and via are how the search first reached the node, for
@@ -401,16 +365,16 @@ type orderNode struct {
 	via    scenario.Move
 }
 
-// orderEdge is one move from a state: where it leads and which goal
+// moveEdge is one move from a state: where it leads and which goal
 // predicates hold after it (bit i: scenario.Predicates()[i]).
-type orderEdge struct {
+type moveEdge struct {
 	mv    scenario.Move
 	to    int
 	goals uint32
 }
 
-// ordersFound is a finished search, as the cache keeps it.
-type ordersFound struct {
+// searchFound is a finished search, as the cache keeps it.
+type searchFound struct {
 	scenario                  string
 	knobs                     scenario.Knobs
 	states, moves, restores   int
@@ -427,7 +391,7 @@ type predicateReach struct {
 	moves []scenario.Move
 }
 
-func (f *ordersFound) result(sc *scenario.Scenario, cached bool) Result {
+func (f *searchFound) result(sc *scenario.Scenario, cached bool) Result {
 	r := Result{
 		Scenario: f.scenario, Knobs: f.knobs, States: f.states, Moves: f.moves, Restores: f.restores,
 		Runs: new(big.Int).Set(f.runs), Conflict: new(big.Int).Set(f.conflict),
@@ -449,7 +413,7 @@ func (f *ordersFound) result(sc *scenario.Scenario, cached bool) Result {
 
 // graph is one search in progress.
 type graph struct {
-	nodes   []orderNode
+	nodes   []stateNode
 	index   map[string]int
 	onStack []bool
 	moves   int
@@ -459,7 +423,7 @@ type graph struct {
 }
 
 // explore searches the move graph of sc under k on the lane's machine.
-func (ln *lane) explore(ctx context.Context, sc *scenario.Scenario, k scenario.Knobs, count func(int)) (*ordersFound, error) {
+func (ln *lane) explore(ctx context.Context, sc *scenario.Scenario, k scenario.Knobs, count func(int)) (*searchFound, error) {
 	start := time.Now()
 	if err := ln.m.Reset(ctx, sc, k); err != nil {
 		return nil, err
@@ -483,7 +447,7 @@ func (ln *lane) explore(ctx context.Context, sc *scenario.Scenario, k scenario.K
 // add makes s, with its key, a node reached from parent by via.
 func (g *graph) add(key string, s world.State, parent int, via scenario.Move) int {
 	i := len(g.nodes)
-	g.nodes = append(g.nodes, orderNode{s: s, parent: parent, via: via})
+	g.nodes = append(g.nodes, stateNode{s: s, parent: parent, via: via})
 	g.onStack = append(g.onStack, false)
 	g.index[key] = i
 	return i
@@ -533,7 +497,7 @@ func (ln *lane) expand(ctx context.Context, g *graph, i int) error {
 			to = g.add(string(g.key), next, i, o.Move)
 			g.count(1)
 		}
-		g.nodes[i].edges = append(g.nodes[i].edges, orderEdge{mv: o.Move, to: to, goals: bits})
+		g.nodes[i].edges = append(g.nodes[i].edges, moveEdge{mv: o.Move, to: to, goals: bits})
 		if !seen {
 			if err := ln.expand(ctx, g, to); err != nil {
 				return err
@@ -555,7 +519,7 @@ func (g *graph) path(i int) []scenario.Move {
 
 // summarise counts the complete runs from each state, by verdict and by
 // goal, and finds the shortest move lists, all in memory.
-func (g *graph) summarise(sc *scenario.Scenario, k scenario.Knobs) *ordersFound {
+func (g *graph) summarise(sc *scenario.Scenario, k scenario.Knobs) *searchFound {
 	n := len(g.nodes)
 	preds := scenario.Predicates()
 	order := g.postOrder()
@@ -598,7 +562,7 @@ func (g *graph) summarise(sc *scenario.Scenario, k scenario.Knobs) *ordersFound 
 			}
 		}
 	}
-	f := &ordersFound{
+	f := &searchFound{
 		scenario: sc.Name, knobs: k, states: n, moves: g.moves,
 		runs: runs[0], conflict: byVerdict[scenario.VerdictConflict][0],
 		blocked: byVerdict[scenario.VerdictBlocked][0], safe: byVerdict[scenario.VerdictSafe][0],

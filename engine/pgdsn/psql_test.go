@@ -1,4 +1,4 @@
-package pgserver_test
+package pgdsn_test
 
 import (
 	"bytes"
@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/leaserace/leaserace/engine/enginetest"
-	"github.com/leaserace/leaserace/engine/pgserver"
+	"github.com/leaserace/leaserace/engine/pgdsn"
 	"github.com/leaserace/leaserace/engine/pgtest"
 	"github.com/leaserace/leaserace/scenario"
 )
@@ -114,7 +114,7 @@ func TestPsqlCommandShapes(t *testing.T) {
 			for k, v := range c.env {
 				t.Setenv(k, v)
 			}
-			line, needsPW, err := pgserver.PsqlCommand(c.dsn, c.schema)
+			line, needsPW, err := pgdsn.PsqlCommand(c.dsn, c.schema)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -157,7 +157,7 @@ func TestPsqlCommandShapes(t *testing.T) {
 func TestPsqlCommandRefusesWithoutShowingTheDSN(t *testing.T) {
 	clearPGEnv(t)
 	for _, dsn := range []string{"postgres://u:hunter2-pw@host:notaport/db", "host=x password=hunter2-pw port=nope"} {
-		_, _, err := pgserver.PsqlCommand(dsn, "lr_x")
+		_, _, err := pgdsn.PsqlCommand(dsn, "lr_x")
 		if err == nil {
 			t.Fatalf("%q: no error", dsn)
 		}
@@ -165,7 +165,7 @@ func TestPsqlCommandRefusesWithoutShowingTheDSN(t *testing.T) {
 			t.Errorf("the error shows the password: %v", err)
 		}
 	}
-	if _, _, err := pgserver.PsqlCommand("host=/tmp", ""); err == nil {
+	if _, _, err := pgdsn.PsqlCommand("host=/tmp", ""); err == nil {
 		t.Error("no schema: no error")
 	}
 }
@@ -246,7 +246,7 @@ func TestPsqlCommandQuotesAnOddSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Exec(ctx, "DROP SCHEMA "+id+" CASCADE")
-	line, needsPW, err := pgserver.PsqlCommand(dsn, schema)
+	line, needsPW, err := pgdsn.PsqlCommand(dsn, schema)
 	if err != nil {
 		t.Fatal(err)
 	}

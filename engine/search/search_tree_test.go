@@ -61,11 +61,11 @@ func goalsFor(ps []scenario.Predicate) []scenario.Goal {
 	return out
 }
 
-// TestOrdersCountsEveryRun compares the search's counts, made on a graph of
+// TestSearchCountsEveryRun compares the search's counts, made on a graph of
 // merged states, with a walk of every run one by one, on two small
 // scenarios: control, and three writes of the second seed's case, where
 // off conflicts and strict blocks in some orders.
-func TestOrdersCountsEveryRun(t *testing.T) {
+func TestSearchCountsEveryRun(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -99,7 +99,7 @@ expect:
 		{writes, scenario.Knobs{Renewal: scenario.RenewalBlind, Fencing: scenario.FencingOff}},
 		{writes, scenario.Knobs{Renewal: scenario.RenewalBlind, Fencing: scenario.FencingStrict}},
 	}
-	o := search.NewOrders(search.Config{DSN: dsn})
+	o := search.New(search.Config{DSN: dsn})
 	defer func() {
 		if err := o.Close(context.Background()); err != nil {
 			t.Error(err)

@@ -18,13 +18,13 @@ import (
 
 // searchAll explores every setting of a built-in scenario with a search of
 // its own, closed when the test ends.
-func searchAll(t *testing.T, dsn, name string) ([]search.Result, *search.Orders) {
+func searchAll(t *testing.T, dsn, name string) ([]search.Result, *search.Searcher) {
 	t.Helper()
 	sc, err := scenario.Builtin(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := search.NewOrders(search.Config{DSN: dsn})
+	o := search.New(search.Config{DSN: dsn})
 	t.Cleanup(func() {
 		if err := o.Close(context.Background()); err != nil {
 			t.Errorf("close: %v", err)
@@ -72,11 +72,11 @@ func goalReach(t *testing.T, r search.Result, p scenario.Predicate) search.GoalR
 	return search.GoalReach{}
 }
 
-// TestOrdersRenewalRace is issue 13's claim on the server: no order of
+// TestSearchRenewalRace is issue 13's claim on the server: no order of
 // renewal-race's moves conflicts under compare-and-renew with monotonic
 // fencing; under blind/off some do, and the shortest one found, played
 // again move by move, conflicts there and not under the repair.
-func TestOrdersRenewalRace(t *testing.T) {
+func TestSearchRenewalRace(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	rs, _ := searchAll(t, dsn, "renewal-race")
 	if len(rs) != 6 {
@@ -123,10 +123,10 @@ func TestOrdersRenewalRace(t *testing.T) {
 	}
 }
 
-// TestOrdersGoals: the goal panel's answers come from the one place goals
+// TestSearchGoals: the goal panel's answers come from the one place goals
 // are decided. A goal's par list, played, reaches the goal after exactly
 // par moves by world.GoalsOf; an impossible goal has zero runs.
-func TestOrdersGoals(t *testing.T) {
+func TestSearchGoals(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	rs, _ := searchAll(t, dsn, "renewal-race")
 	sc, _ := scenario.Builtin("renewal-race")
@@ -168,18 +168,18 @@ func TestOrdersGoals(t *testing.T) {
 	}
 }
 
-// TestOrdersRestoreMatchesReplay: putting a state back with SQL finds the
+// TestSearchRestoreMatchesReplay: putting a state back with SQL finds the
 // same graph as replaying each state's path from the start, the slow way.
-func TestOrdersRestoreMatchesReplay(t *testing.T) {
+func TestSearchRestoreMatchesReplay(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	sc, _ := scenario.Builtin("renewal-race")
 	ks := []scenario.Knobs{enginetest.Knobs(scenario.RenewalBlind, scenario.FencingOff), enginetest.Knobs(scenario.RenewalCompare, scenario.FencingStrict)}
 	for _, k := range ks {
 		var got [2]search.Result
 		for i, replay := range []bool{false, true} {
-			o := search.NewOrders(search.Config{DSN: dsn})
+			o := search.New(search.Config{DSN: dsn})
 			if replay {
-				search.ReplayOrders(o)
+				search.ReplayStates(o)
 			}
 			r, err := o.Search(enginetest.Ctx(t), sc, k, nil)
 			if cerr := o.Close(context.Background()); cerr != nil {
@@ -203,14 +203,14 @@ func TestOrdersRestoreMatchesReplay(t *testing.T) {
 	}
 }
 
-// TestOrdersCacheAndProgress: a second search of the same scenario and
+// TestSearchCacheAndProgress: a second search of the same scenario and
 // knobs is answered from memory, also after Close; another scenario
 // variant is not; progress counts every state.
-func TestOrdersCacheAndProgress(t *testing.T) {
+func TestSearchCacheAndProgress(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	sc, _ := scenario.Builtin("control")
 	k := enginetest.Knobs(scenario.RenewalBlind, scenario.FencingOff)
-	o := search.NewOrders(search.Config{DSN: dsn})
+	o := search.New(search.Config{DSN: dsn})
 	var seen []int
 	first, err := o.Search(enginetest.Ctx(t), sc, k, func(n int) { seen = append(seen, n) })
 	if err != nil {
@@ -243,12 +243,12 @@ func TestOrdersCacheAndProgress(t *testing.T) {
 	}
 }
 
-// TestOrdersConcurrentCallers: two callers asking for the same scenario
+// TestSearchConcurrentCallers: two callers asking for the same scenario
 // at once get the same answers; one searches, the other waits for it.
-func TestOrdersConcurrentCallers(t *testing.T) {
+func TestSearchConcurrentCallers(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	sc, _ := scenario.Builtin("control")
-	o := search.NewOrders(search.Config{DSN: dsn})
+	o := search.New(search.Config{DSN: dsn})
 	defer func() {
 		if err := o.Close(context.Background()); err != nil {
 			t.Error(err)

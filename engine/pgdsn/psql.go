@@ -1,4 +1,4 @@
-package pgserver
+package pgdsn
 
 import (
 	"errors"
@@ -25,7 +25,7 @@ func PsqlCommand(dsn, schema string) (line string, needsPassword bool, err error
 	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
 		// pgx quotes the string back; a password in it must not be shown.
-		return "", false, fmt.Errorf("cannot read the connection string for psql: %s", RedactDSN(err.Error()))
+		return "", false, fmt.Errorf("cannot read the connection string for psql: %s", Redact(err.Error()))
 	}
 	given, err := dsnSettings(dsn)
 	if err != nil {
@@ -43,7 +43,7 @@ func PsqlCommand(dsn, schema string) (line string, needsPassword bool, err error
 	var pairs []string
 	add := func(k, v string) {
 		if v != "" {
-			pairs = append(pairs, k+"="+quoteConninfo(v))
+			pairs = append(pairs, k+"="+QuoteValue(v))
 		}
 	}
 	add("host", cfg.Host)
@@ -126,8 +126,9 @@ func dsnSettings(dsn string) (map[string]string, error) {
 	}
 }
 
-// quoteConninfo quotes a value for a libpq key=value string.
-func quoteConninfo(v string) string {
+// QuoteValue quotes a value for a libpq key=value connection string, the
+// way libpq reads it back: as it is when it can, else in single quotes.
+func QuoteValue(v string) string {
 	if v != "" && !strings.ContainsAny(v, " \t\n\r\f\v'\\") {
 		return v
 	}
