@@ -11,9 +11,11 @@ import (
 // The notes are the narration: one line on what happened and why it
 // matters, written from the step's real results.
 
-func noteSend(m transcript.Message) string {
+// noteSend and notePost name the message's scripted delivery only while
+// the run is on script; a played run's moves decide when it arrives.
+func noteSend(m transcript.Message, played bool) string {
 	switch {
-	case m.Due < 0:
+	case m.Due < 0 || played:
 		return fmt.Sprintf("%s sends heartbeat %s carrying its cached lease (%s); the network holds it.", m.From, m.ID, m.Snapshot)
 	case m.Due == m.Sent:
 		return fmt.Sprintf("%s sends heartbeat %s carrying its cached lease (%s); it arrives at once.", m.From, m.ID, m.Snapshot)
@@ -21,9 +23,9 @@ func noteSend(m transcript.Message) string {
 	return fmt.Sprintf("%s sends heartbeat %s carrying its cached lease (%s); the network holds it until %d.", m.From, m.ID, m.Snapshot, m.Due)
 }
 
-func notePost(m transcript.Message) string {
+func notePost(m transcript.Message, played bool) string {
 	until := "the network holds it"
-	if m.Due >= 0 {
+	if m.Due >= 0 && !played {
 		until = fmt.Sprintf("the network holds it until %d", m.Due)
 	}
 	return fmt.Sprintf("%s believes it holds the lease and sends its write %s with fence %d; %s. Nothing reaches the resource yet.", m.From, m.ID, m.Epoch, until)
