@@ -455,6 +455,7 @@ func TranscriptOf(sc *scenario.Scenario, k scenario.Knobs, steps []transcript.St
 	}
 	if !world.OnScript(sc, log) {
 		t.Played = &transcript.Played{OffScript: true, Times: world.TimesPlayed(sc, log)}
+		world.Renarrate(sc, t.Steps)
 	}
 	err := t.Seal()
 	return t, err
