@@ -503,9 +503,10 @@ func (m Model) done(d doneMsg) (tea.Model, tea.Cmd) {
 	case opRenewal, opFencing:
 		m.Status = m.ChangeStatus(d.change)
 	case opExport:
+		// Which run the files hold comes first: the paths may not fit.
 		m.Status = []text.Span{text.Styled(&m.Styles.Good, "✓ exported"), text.Plain(" " + exportedPaths(d.paths))}
 		if d.info != "" {
-			m.Status = append(m.Status, text.Plain(" · "+d.info))
+			m.Status = []text.Span{text.Styled(&m.Styles.Good, "✓ exported"), text.Plain(" " + d.info + " · " + exportedPaths(d.paths))}
 		}
 	case opReconnect:
 		m.Status = []text.Span{text.Styled(&m.Styles.Good, "✓ reconnected"), text.Plain(fmt.Sprintf(" and replayed to t=%d", m.Snap.View.Now))}

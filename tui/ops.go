@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -231,7 +232,7 @@ func (e opEnv) export(ctx context.Context) ([]string, string, error) {
 	}
 	info := ""
 	if e.playing || tr.Played != nil {
-		info = e.playedGoals(&tr)
+		info = e.playedGoals(ctx, &tr)
 	}
 	paths, err := export.Files(ctx, tr, e.exportDir, e.now, e.noColor)
 	return paths, info, err
@@ -240,45 +241,47 @@ func (e opEnv) export(ctx context.Context) ([]string, string, error) {
 // playedGoals fills in the transcript's goals: the run's own against
 // par, where a search found it, and those reached in this session under
 // other settings. It says in words which run the files hold.
-func (e opEnv) playedGoals(tr *transcript.Transcript) string {
+func (e opEnv) playedGoals(ctx context.Context, tr *transcript.Transcript) string {
 	sc := e.run.Scenario()
 	p := tr.PlayedOf()
-	p.Goals = e.withPar(sc, world.GoalRecords(sc, tr.Knobs, tr.Steps))
-	var others []string
-	for _, g := range e.reached {
-		if g.scenario == sc.Name && g.rec.Knobs != tr.Knobs {
-			p.Elsewhere = append(p.Elsewhere, e.withPar(sc, []transcript.GoalRecord{g.rec})...)
-			others = append(others, fmt.Sprintf("%s under %s", g.rec.ID, g.rec.Knobs))
-		}
-	}
-	var mine []string
+	p.Goals = e.withPar(ctx, sc, world.GoalRecords(sc, tr.Knobs, tr.Steps))
+	var mine, others []string
 	for _, g := range p.Goals {
 		if g.Reached {
 			mine = append(mine, g.ID)
 		}
 	}
-	s := fmt.Sprintf("the run on screen, %s", transcript.SettingWords(tr.Knobs))
+	for _, g := range e.reached {
+		if g.scenario == sc.Name && g.rec.Knobs != tr.Knobs && !slices.Contains(mine, g.rec.ID) {
+			p.Elsewhere = append(p.Elsewhere, e.withPar(ctx, sc, []transcript.GoalRecord{g.rec})...)
+			others = append(others, fmt.Sprintf("%s under %s", g.rec.ID, g.rec.Knobs))
+		}
+	}
+	s := fmt.Sprintf("the run on screen (%s, ", tr.Knobs)
 	if len(mine) > 0 {
-		s += ", reached " + strings.Join(mine, ", ")
+		s += "reached " + strings.Join(mine, ", ") + ")"
 	} else {
-		s += ", no goal reached"
+		s += "no goal reached)"
 	}
 	if len(others) > 0 {
-		s += "; the files also list the moves of " + strings.Join(others, ", ") + ", reached earlier (not this run)"
+		s += "; also listed: " + strings.Join(others, ", ") + ", reached by another run"
 	}
 	return s
 }
 
-// withPar adds par to goal records from searches the session already made.
-func (e opEnv) withPar(sc *scenario.Scenario, recs []transcript.GoalRecord) []transcript.GoalRecord {
+// withPar adds par to goal records of one setting from the session's
+// schedule search, waiting for one under way; without a search, or when
+// it fails, the records go without par.
+func (e opEnv) withPar(ctx context.Context, sc *scenario.Scenario, recs []transcript.GoalRecord) []transcript.GoalRecord {
 	o := e.s.searched()
 	if o == nil || len(recs) == 0 {
 		return recs
 	}
-	if res, ok := o.Cached(sc, recs[0].Knobs); ok {
-		return res.WithPar(recs)
+	res, err := o.Search(ctx, sc, recs[0].Knobs, nil)
+	if err != nil {
+		return recs
 	}
-	return recs
+	return res.WithPar(recs)
 }
 
 func (e opEnv) seek(_ context.Context, r *engine.Run, f func() error) doneMsg {
