@@ -255,3 +255,53 @@ func TestMermaidPlayedMustShow(t *testing.T) {
 	}
 	mermaidParse(t, map[string]string{"must-show.mmd": mmd})
 }
+
+// A played run that starts on script and then leaves it: the send was
+// narrated live with the script's delivery at 1075, but the moves delivered
+// hb1 at 1060, so the transcript, made from the whole log, says neither
+// 1075 nor anything else the moves did not do. The scripted run keeps its
+// narration, and so its digest.
+func TestPlayedNarrationAfterAScriptedStart(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	sc, err := scenario.Builtin("renewal-race")
+	if err != nil {
+		t.Fatal(err)
+	}
+	moves, err := scenario.ParseMoves("A:send hb1@1055,clock:advance@1060,B:acquire@1060,A:deliver hb1@1060")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := enginetest.Knobs(scenario.RenewalBlind, scenario.FencingOff)
+	r, err := engine.Open(enginetest.Ctx(t), engine.Config{DSN: dsn, Scenario: sc, Knobs: k, Log: moves})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close(context.Background())
+	if err := r.PlayAll(enginetest.Ctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	live := r.Steps()[0].Note
+	if !strings.Contains(live, "the network holds it until 1075") {
+		t.Fatalf("on script so far, the live narration names the script's delivery: %q", live)
+	}
+	tr, err := r.Transcript()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := tr.Steps[0].Note; got != "A sends heartbeat hb1 carrying its cached lease (A, fence 1, v1, expires 1060); the network holds it." {
+		t.Errorf("the transcript's narration of the send: %q", got)
+	}
+	if tr.Played == nil || tr.Played.Times["send"] != 1055 || len(tr.Played.Times) != 1 {
+		t.Errorf("only the send was played at its named time: %+v", tr.Played)
+	}
+	md := mdOf(t, tr)
+	checkPlayedTimes(t, "scripted start (Markdown)", md, sc, tr)
+	checkPlayedTimes(t, "scripted start (Mermaid)", mermaidOf(t, tr), sc, tr)
+	if !strings.Contains(md, "Named times played as scripted: send 1055.") {
+		t.Errorf("Markdown should name the one time played as scripted:\n%s", md)
+	}
+	shipped := enginetest.ReadShipped(t, transcript.Name("renewal-race", k))
+	if played := enginetest.Played(t, dsn, "renewal-race", k); played.Digest != shipped.Digest || played.Played != nil {
+		t.Errorf("the scripted run's digest %s differs from the shipped %s (or it counts as played)", played.Digest, shipped.Digest)
+	}
+}
