@@ -504,10 +504,11 @@ func (m Model) done(d doneMsg) (tea.Model, tea.Cmd) {
 		m.Status = m.ChangeStatus(d.change)
 	case opExport:
 		// Which run the files hold comes first: the paths may not fit.
-		m.Status = []text.Span{text.Styled(&m.Styles.Good, "✓ exported"), text.Plain(" " + exportedPaths(d.paths))}
+		what := exportedPaths(d.paths)
 		if d.info != "" {
-			m.Status = []text.Span{text.Styled(&m.Styles.Good, "✓ exported"), text.Plain(" " + d.info + " · " + exportedPaths(d.paths))}
+			what = d.info + " · " + what
 		}
+		m.Status = []text.Span{text.Styled(&m.Styles.Good, "✓ exported"), text.Plain(" " + what)}
 	case opReconnect:
 		m.Status = []text.Span{text.Styled(&m.Styles.Good, "✓ reconnected"), text.Plain(fmt.Sprintf(" and replayed to t=%d", m.Snap.View.Now))}
 	case opOpen:

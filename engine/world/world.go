@@ -178,13 +178,6 @@ func (s *State) removeFlight(id string) {
 // the learner's own.
 func (s *State) event(mv scenario.Move) int { return scriptedEvent(s.sc, s.played, mv) }
 
-// AsScripted reports whether mv plays one of the scenario's events at its
-// scripted time, given the events played already.
-func AsScripted(sc *scenario.Scenario, played []bool, mv scenario.Move) bool {
-	i := scriptedEvent(sc, played, mv)
-	return i >= 0 && sc.Events[i].T == mv.T
-}
-
 // OnScript reports whether every move of log plays one of sc's events at
 // its scripted time: a run the script could have made. The one rule for
 // whether a run is played or scripted.
