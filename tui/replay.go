@@ -7,7 +7,6 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/leaserace/leaserace/engine/pgserver"
-	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/tui/screen"
 	"github.com/leaserace/leaserace/tui/text"
 )
@@ -24,41 +23,11 @@ func (m Model) asReplay(offline string) Model {
 	m.Replay, m.home, m.walkWant = ri, m.run, 0
 	m.Keys = m.Keys.Replay(len(ri.Walk) > 0)
 	if recs := m.run.Recordings(); len(recs) > 0 {
-		if st := playedStatus(recs[0].Transcript); st != "" {
-			m.Status = []text.Span{text.Plain(st)}
+		if st := recs[0].Transcript.PlayedSummary(); st != "" {
+			m.Status = []text.Span{text.Plain(st + " · → steps through the moves played")}
 		}
 	}
 	return m
-}
-
-// playedStatus says what a played run's recording reached: its goals
-// against par, and those reached by other runs of the same session; ""
-// for a recording that holds no goals.
-func playedStatus(tr transcript.Transcript) string {
-	p := tr.Played
-	if p == nil || len(p.Goals) == 0 && len(p.Elsewhere) == 0 {
-		return ""
-	}
-	var parts []string
-	for _, g := range p.Goals {
-		if g.Reached {
-			s := fmt.Sprintf("%s in %d moves", g.ID, g.Moves)
-			if g.Par != nil && g.Par.Moves > 0 {
-				s += fmt.Sprintf(" (par %d)", g.Par.Moves)
-			}
-			parts = append(parts, s)
-		}
-	}
-	s := fmt.Sprintf("Played run (%s): ", tr.Knobs)
-	if len(parts) == 0 {
-		s += "no goal reached"
-	} else {
-		s += "reached " + strings.Join(parts, ", ")
-	}
-	for _, g := range p.Elsewhere {
-		s += fmt.Sprintf("; %s was reached under %s by another run", g.ID, g.Knobs)
-	}
-	return s + " · → steps through the moves played"
 }
 
 // walkKey asks for the next (or previous) entry of the recorded session.

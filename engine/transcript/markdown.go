@@ -479,6 +479,36 @@ func goalWords(g GoalRecord) string {
 	return s + fmt.Sprintf("**reached** in %s%s: %s", plural(g.Moves, "move"), par, mdCode(g.Path))
 }
 
+// PlayedSummary says in one line what a played run reached: its goals
+// against par, and those reached by other runs of the same session; ""
+// for a transcript that holds no goals.
+func (tr Transcript) PlayedSummary() string {
+	p := tr.Played
+	if p == nil || len(p.Goals) == 0 && len(p.Elsewhere) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, g := range p.Goals {
+		if g.Reached {
+			s := fmt.Sprintf("%s in %d moves", g.ID, g.Moves)
+			if g.Par != nil && g.Par.Moves > 0 {
+				s += fmt.Sprintf(" (par %d)", g.Par.Moves)
+			}
+			parts = append(parts, s)
+		}
+	}
+	s := fmt.Sprintf("Played run (%s): ", tr.Knobs)
+	if len(parts) == 0 {
+		s += "no goal reached"
+	} else {
+		s += "reached " + strings.Join(parts, ", ")
+	}
+	for _, g := range p.Elsewhere {
+		s += fmt.Sprintf("; %s was reached under %s by another run", g.ID, g.Knobs)
+	}
+	return s
+}
+
 // SettingWords names a knob setting as every title does: "renewal
 // blind, fencing off".
 func SettingWords(k scenario.Knobs) string {
