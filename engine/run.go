@@ -454,11 +454,26 @@ func TranscriptOf(sc *scenario.Scenario, k scenario.Knobs, steps []transcript.St
 		log[i] = st.Move()
 	}
 	if !world.OnScript(sc, log) {
-		t.Played = &transcript.Played{OffScript: true, Times: world.TimesPlayed(sc, log)}
+		PlayedOf(sc, &t)
 		world.Renarrate(sc, t.Steps)
 	}
 	err := t.Seal()
 	return t, err
+}
+
+// PlayedOf returns t's Played section, making it from sc and t's moves
+// when t has none: a run played in play mode or from --moves is a played
+// run even where its moves follow the script, and names only the named
+// times its moves played.
+func PlayedOf(sc *scenario.Scenario, t *transcript.Transcript) *transcript.Played {
+	if t.Played == nil {
+		log := make([]scenario.Move, len(t.Steps))
+		for i, st := range t.Steps {
+			log[i] = st.Move()
+		}
+		t.Played = &transcript.Played{OffScript: !world.OnScript(sc, log), Times: world.TimesPlayed(sc, log)}
+	}
+	return t.Played
 }
 
 // Steps returns a copy of the steps taken so far.

@@ -243,7 +243,7 @@ func (e opEnv) export(ctx context.Context) ([]string, string, error) {
 // other settings. It says in words which run the files hold.
 func (e opEnv) playedGoals(ctx context.Context, tr *transcript.Transcript) string {
 	sc := e.run.Scenario()
-	p := tr.PlayedOf()
+	p := engine.PlayedOf(sc, tr)
 	p.Goals = e.withPar(ctx, sc, world.GoalRecords(sc, tr.Knobs, tr.Steps))
 	var mine, others []string
 	for _, g := range p.Goals {

@@ -162,7 +162,7 @@ func (a *app) run(ctx context.Context, cmd *cobra.Command, f runFlags) error {
 	}
 	if log != nil {
 		// A schedule of one's own: its goals, each against par.
-		tr.PlayedOf().Goals = a.goalsAgainstPar(ctx, srv.DSN, sc, k, tr.Steps)
+		engine.PlayedOf(sc, &tr).Goals = a.goalsAgainstPar(ctx, srv.DSN, sc, k, tr.Steps)
 	}
 	if outDir {
 		formats := export.Formats()

@@ -85,7 +85,7 @@ func (m mdWriter) header(t Transcript) {
 		m.p("Moves, to play the same schedule again with `leaserace run --moves`:\n\n%s\n\n", mdCode(t.Moves))
 	}
 	times, lead := t.Times, "Named times"
-	if t.OffScript() {
+	if t.IsPlayed() {
 		// A played run's times are its moves': a named time counts only
 		// where the scenario's own event was played at it.
 		times, lead = t.Played.Times, "Named times played as scripted"
@@ -169,7 +169,7 @@ func (m mdWriter) statements(t Transcript) {
 			m.p("In flight after this step:\n\n")
 			for _, f := range s.InFlight {
 				due := ""
-				if t.OffScript() {
+				if t.IsPlayed() {
 					due = t.fateWords(i, f)
 				}
 				m.p("- %s\n", messageWords(f, due))

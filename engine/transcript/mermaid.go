@@ -318,7 +318,7 @@ func (d *mermaid) send(in, at int, who string, s Step) {
 		how = ", delayed"
 	}
 	note := fmt.Sprintf("%d %s carries %s", m.Sent, m.ID, m.Snapshot.String())
-	if d.t.OffScript() {
+	if d.t.IsPlayed() {
 		// A played run: what became of it is the moves' to say, not the
 		// script's due time.
 		arrow, how = "--)", ""

@@ -246,18 +246,11 @@ type Par struct {
 	Of   string `json:"of"`
 }
 
-// PlayedOf returns t's Played section, adding an empty one when it has
-// none.
-func (t *Transcript) PlayedOf() *Played {
-	if t.Played == nil {
-		t.Played = &Played{}
-	}
-	return t.Played
-}
 
-// OffScript reports whether the transcript is of a played run that left
-// the script: its renderings then take every time from its moves.
-func (t Transcript) OffScript() bool { return t.Played != nil && t.Played.OffScript }
+
+// IsPlayed reports whether the transcript is of a played run: its
+// renderings then take every time from its moves.
+func (t Transcript) IsPlayed() bool { return t.Played != nil }
 
 // AskTally counts the predict-then-reveal questions answered in a session.
 type AskTally struct {
