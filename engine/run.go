@@ -411,20 +411,56 @@ func (r *Run) outcome() transcript.Outcome {
 func (r *Run) Transcript() (transcript.Transcript, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	return TranscriptOf(r.sc, r.knobs, slices.Clone(r.steps), r.be.meta())
+}
+
+// TranscriptOf is the transcript of steps played from sc's start under k,
+// sealed with its digest: a run's, or a schedule's played on a Machine.
+// A run that left the script gets its Played section: which named times
+// its moves played.
+func TranscriptOf(sc *scenario.Scenario, k scenario.Knobs, steps []transcript.Step, meta *transcript.Meta) (transcript.Transcript, error) {
 	t := transcript.Transcript{
 		Format:   transcript.Format,
-		Scenario: r.sc.Name,
-		Knobs:    r.knobs,
-		Initial:  transcript.Initial{Coordinator: r.sc.Initial.Clone(), Resource: r.sc.Resource},
-		Steps:    slices.Clone(r.steps),
-		Outcome:  r.outcome(),
-		Meta:     r.be.meta(),
+		Scenario: sc.Name,
+		Knobs:    k,
+		Initial:  transcript.Initial{Coordinator: sc.Initial.Clone(), Resource: sc.Resource},
+		Steps:    steps,
+		Meta:     meta,
 	}
-	if len(r.sc.Times) > 0 {
-		t.Times = r.sc.Times
+	res := transcript.ResourceSnap{Epoch: sc.Resource.Epoch, Value: sc.Resource.Value, Effects: []scenario.Effect{}}
+	coord := sc.Initial.Clone()
+	if n := len(steps); n > 0 {
+		coord, res = steps[n-1].Coordinator.Clone(), steps[n-1].Resource.Clone()
+	}
+	t.Outcome = transcript.OutcomeOf(coord, res, sc.Resource.Epoch)
+	if len(sc.Times) > 0 {
+		t.Times = sc.Times
+	}
+	log := make([]scenario.Move, len(steps))
+	for i, st := range steps {
+		log[i] = st.Move()
+	}
+	if !world.OnScript(sc, log) {
+		PlayedOf(sc, &t)
+		world.Renarrate(sc, t.Steps)
 	}
 	err := t.Seal()
 	return t, err
+}
+
+// PlayedOf returns t's Played section, making it from sc and t's moves
+// when t has none: a run played in play mode or from --moves is a played
+// run even where its moves follow the script, and names only the named
+// times its moves played.
+func PlayedOf(sc *scenario.Scenario, t *transcript.Transcript) *transcript.Played {
+	if t.Played == nil {
+		log := make([]scenario.Move, len(t.Steps))
+		for i, st := range t.Steps {
+			log[i] = st.Move()
+		}
+		t.Played = &transcript.Played{OffScript: !world.OnScript(sc, log), Times: world.TimesPlayed(sc, log)}
+	}
+	return t.Played
 }
 
 // Steps returns a copy of the steps taken so far.

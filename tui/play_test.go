@@ -249,3 +249,45 @@ func TestGoalPanelQuotesTheSearch(t *testing.T) {
 		t.Fatalf("no par for the stale write under blind/off:\n%s", m.View())
 	}
 }
+
+// Stepping back and playing another move is a fork: the session log names
+// the move played and the one it replaced, and every played move by its
+// text form.
+func TestPlaySessionLogNamesMovesAndForks(t *testing.T) {
+	m := openModel(t, "renewal-race", blindOff(), 120, 40)
+	m = press(t, m, "p")
+	m = choose(t, m, "A:send hb1")
+	m = choose(t, m, "clock:advance@1060")
+	m = press(t, m, "left")
+	m = choose(t, m, "B:acquire")
+	log := m.Session()
+	var plays []transcript.PresenterEntry
+	for _, e := range log {
+		if e.Kind == transcript.PresenterPlay {
+			plays = append(plays, e)
+		}
+	}
+	if len(plays) != 3 || plays[0].Fork != "" || plays[1].Fork != "" || plays[2].Fork != "clock:advance@1060" {
+		t.Fatalf("plays %+v", plays)
+	}
+	m = press(t, m, "e")
+	files, _ := filepath.Glob(filepath.Join(m.exportDir, "*.md"))
+	if len(files) != 1 {
+		t.Fatalf("export wrote %v", files)
+	}
+	md, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"1. **played** `A:send hb1@1055` at t=1055 (blind/off)\n",
+		"2. **played** `clock:advance@1060` at t=1060 (blind/off) → `SELECT 1`\n",
+		"3. **back** to step 1 at t=1055 (blind/off)\n",
+		"4. **fork** at step 2: **played** `B:acquire@1055` at t=1055 (blind/off) → `UPDATE 0` (refused) instead of `clock:advance@1060`\n",
+		"## Goals\n",
+	} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("Markdown lacks %q:\n%s", want, md)
+		}
+	}
+}

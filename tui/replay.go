@@ -22,6 +22,11 @@ func (m Model) asReplay(offline string) Model {
 	}
 	m.Replay, m.home, m.walkWant = ri, m.run, 0
 	m.Keys = m.Keys.Replay(len(ri.Walk) > 0)
+	if recs := m.run.Recordings(); len(recs) > 0 {
+		if st := recs[0].Transcript.PlayedSummary(); st != "" {
+			m.Status = []text.Span{text.Plain(st + " · → steps through the moves played")}
+		}
+	}
 	return m
 }
 

@@ -380,3 +380,30 @@ func TestRunShowsAReplay(t *testing.T) {
 		t.Fatalf("Run of a replay: %v", err)
 	}
 }
+
+// A played run's recording opens with what it reached: its goals against
+// par and the goal another run of the session reached.
+func TestReplayOfAPlayedRunNamesItsGoals(t *testing.T) {
+	tr := shippedTranscript(t, "renewal-race", blindOff())
+	tr.Played = &transcript.Played{
+		Goals: []transcript.GoalRecord{
+			{ID: "stale-write", Knobs: blindOff(), Reached: true, Moves: 6, Path: tr.Moves, Par: &transcript.Par{Moves: 6, Runs: "496", Of: "16788"}},
+			{ID: "valid-write-lost", Knobs: blindOff()},
+		},
+		Elsewhere: []transcript.GoalRecord{{ID: "valid-write-lost", Knobs: scenario.Knobs{Renewal: scenario.RenewalBlind, Fencing: scenario.FencingStrict}, Reached: true, Moves: 1}},
+	}
+	rp, err := engine.NewReplay(engine.Recording{Transcript: tr, Origin: "/tmp/played.json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := replayModel(t, rp, "", 200, 40)
+	v := strings.Join(strings.Fields(m.View()), " ")
+	want := "Played run (blind/off): reached stale-write in 6 moves (par 6); valid-write-lost was reached under blind/strict by another run"
+	if !strings.Contains(v, want) {
+		t.Errorf("the replay should open with %q:\n%s", want, m.View())
+	}
+	plain := replayModel(t, shippedReplay(t, "renewal-race", blindOff()), "", 200, 40)
+	if strings.Contains(plain.View(), "Played run") {
+		t.Errorf("a scripted recording names no goals")
+	}
+}

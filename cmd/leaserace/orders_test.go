@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -235,4 +236,53 @@ func TestRunMovesFileEveryFormat(t *testing.T) {
 	if v.code != 0 || !strings.HasPrefix(v.stdout, "identical: renewal-race") {
 		t.Errorf("verify of a played transcript: %s", v)
 	}
+}
+
+// The issue's schedule, headless: the Markdown names no time the moves did
+// not use and lists each goal against par; the JSON carries the same.
+func TestRunMovesGoalsAgainstPar(t *testing.T) {
+	const moves = "clock:advance@1060,A:send hb1@1060,B:acquire@1060,A:deliver hb1@1060,B:effect@1060,A:effect@1060"
+	dir := t.TempDir()
+	res := leaserace(t, args(pgArgs(t), "run", "--scenario", "renewal-race", "--renewal", "blind", "--fencing", "off",
+		"--moves", moves, "--out", dir+"/")...)
+	if res.code != 0 {
+		t.Fatalf("exit %d\n%s", res.code, res.stderr)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "renewal-race--blind-off.md"))
+	if err != nil {
+		t.Fatalf("%v; files: %v", err, listDir(t, dir))
+	}
+	for _, want := range []string{
+		"# leaserace played run: renewal-race, renewal blind, fencing off\n",
+		"**stale-write** (The resource accepts a stale write), renewal blind, fencing off: **reached** in 6 moves, par 6: `" + moves + "`",
+		"**valid-write-lost** (A valid write is refused), renewal blind, fencing off: not reached; no order of the moves reaches it (0 of 16788 runs)",
+	} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("Markdown lacks %q:\n%s", want, md)
+		}
+	}
+	// Only 1060 (every move's time) and 1120 (B's lease, 1060 + TTL) are
+	// the run's; the script's 1055, 1070, 1075 and 1080 are not.
+	for _, n := range regexp.MustCompile(`\b10[0-9][0-9]\b|\b11[0-9][0-9]\b`).FindAllString(string(md), -1) {
+		if n != "1060" && n != "1120" {
+			t.Errorf("the Markdown of the played run names time %s", n)
+		}
+	}
+	tr := readExported(t, filepath.Join(dir, "renewal-race--blind-off.json"))
+	if p := tr.Played; p == nil || !p.OffScript || len(p.Goals) != 3 || p.Goals[0].Par == nil || p.Goals[0].Par.Moves != 6 || p.Goals[0].Moves != 6 {
+		t.Fatalf("the JSON's played section: %+v", tr.Played)
+	}
+	res = leaserace(t, args(pgArgs(t), "verify", filepath.Join(dir, "renewal-race--blind-off.json"))...)
+	if res.code != 0 {
+		t.Fatalf("verify: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+}
+
+func listDir(t *testing.T, dir string) []string {
+	es, _ := os.ReadDir(dir)
+	var out []string
+	for _, e := range es {
+		out = append(out, e.Name())
+	}
+	return out
 }

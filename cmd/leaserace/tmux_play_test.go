@@ -113,3 +113,104 @@ func TestTmuxPausedHolderAndFencing(t *testing.T) {
 		t.Fatalf("exit status %q", code)
 	}
 }
+
+// A learner plays paused-holder to its stale-write goal under blind/off,
+// toggles fencing to strict and presses e: the files hold the run on
+// screen (blind/strict, no goal reached), say so in their title, and list
+// the stale write reached under blind/off with the moves that reached it.
+// verify re-runs the exported run digest for digest; the played schedule
+// of the other setting replays the goal.
+func TestTmuxPlayedExportNamesItsRun(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	dir := t.TempDir()
+	s, status := tmuxStart(t, 120, 48, built.path, "--scenario", "paused-holder", "--renewal", "blind", "--fencing", "off",
+		"--play", "--no-ask", "--pg", "dsn", "--dsn", dsn, "--export-dir", dir)
+	s.waitScreen("Your move", time.Minute)
+	for i, words := range []string{
+		"A pauses",
+		"advance the clock to 1060",
+		"B tries to acquire the lease now",
+		"B writes its effect",
+		"A resumes",
+		"A writes its effect",
+	} {
+		s.keys(menuNumber(t, s, words))
+		s.waitScreen(fmt.Sprintf("event %d/%d", i+1, i+1), 20*time.Second)
+	}
+	s.waitFlat("after B wrote with 34 — reached in 6 moves (par 6)", 30*time.Second)
+	s.keys("f") // fencing off → strict, the same moves replayed
+	s.waitFlat("fencing: strict", 30*time.Second)
+	s.keys("e")
+	var exported string
+	for end := time.Now().Add(30 * time.Second); time.Now().Before(end) && exported == ""; time.Sleep(100 * time.Millisecond) {
+		if m, _ := filepath.Glob(filepath.Join(dir, "leaserace-paused-holder-*.json")); len(m) > 0 {
+			exported = m[0]
+		}
+	}
+	if exported == "" {
+		t.Fatalf("e exported nothing; screen:\n%s", s.screen())
+	}
+	scr := s.waitFlat("exported the run on screen (blind/strict, reached two-holders)", 20*time.Second)
+	if !strings.Contains(flat(scr), "also listed: stale-write under blind/off") {
+		t.Errorf("the status should name the goal reached under the other setting:\n%s", scr)
+	}
+	s.keys("q")
+	if code := exitStatus(t, s, status); code != "0" {
+		t.Fatalf("exit status %q", code)
+	}
+
+	const path = "A:pause@1050,clock:advance@1060,B:acquire@1060,B:effect@1060,A:resume@1060,A:effect@1060"
+	tr := readExported(t, exported)
+	if tr.Knobs.Fencing != scenario.FencingStrict || tr.Outcome.Verdict != scenario.VerdictSafe || tr.Moves != path {
+		t.Fatalf("the files should hold the run on screen (blind/strict, safe, the played path): %s, %s, %q", tr.Knobs, tr.Outcome.Verdict, tr.Moves)
+	}
+	p := tr.Played
+	if p == nil || len(p.Goals) == 0 || len(p.Elsewhere) != 1 {
+		t.Fatalf("played section: %+v", p)
+	}
+	for _, g := range p.Goals {
+		if g.ID == "stale-write" && g.Reached {
+			t.Errorf("under strict fencing the stale write is not reached: %+v", g)
+		}
+	}
+	if e := p.Elsewhere[0]; e.ID != "stale-write" || !e.Reached || e.Moves != 6 || e.Path != path || e.Knobs.Fencing != scenario.FencingOff {
+		t.Errorf("elsewhere: %+v", e)
+	} else if e.Par == nil || e.Par.Moves != 6 {
+		t.Errorf("the goal reached under blind/off should carry par 6 from the goal panel's search: %+v", e.Par)
+	}
+	md, err := os.ReadFile(strings.TrimSuffix(exported, ".json") + ".md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"# leaserace played run: paused-holder, renewal blind, fencing strict\n",
+		"## Goals\n",
+		"Reached in the same session under another setting, by a run this file does not hold:",
+		"**stale-write** (The resource accepts A's write with fence 33 after B wrote with 34), renewal blind, fencing off: **reached** in 6 moves, par 6: `" + path + "`",
+	} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("Markdown lacks %q:\n%s", want, md)
+		}
+	}
+	if !strings.Contains(string(md), "**played** `B:acquire@1060` at t=1060 (blind/off) → `UPDATE 1`") {
+		t.Errorf("the session log should name each move played:\n%s", md)
+	}
+	mmd, err := os.ReadFile(strings.TrimSuffix(exported, ".json") + ".mmd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(mmd), "title paused-holder: renewal blind, fencing strict") {
+		t.Errorf("the diagram's title should name the setting on screen:\n%s", mmd)
+	}
+
+	// Round trip: verify re-runs the exported run live, digest for digest.
+	res := leaseraceEnv(t, nil, "verify", exported, "--pg", "dsn", "--dsn", dsn)
+	if res.code != 0 {
+		t.Fatalf("verify of the exported played run: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	// replay shows the played path with its goals.
+	res = leaseraceEnv(t, nil, "replay", exported, "--format", "md")
+	if res.code != 0 || !strings.Contains(res.stdout, "## Goals") || !strings.Contains(res.stdout, path) {
+		t.Fatalf("replay --format md: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+}
