@@ -21,11 +21,25 @@ type Forced struct {
 	Takeovers, StaleRenewalsAccepted int
 }
 
-// ForcedSameFenceTwice: h1 acquires at time 0, writes at 1, renews at 1 and
+// ForcedRig is a one-lane stress rig with two holders, for forced
+// interleavings; Close drops what it made.
+type ForcedRig struct{ r *rig }
+
+func OpenForced(ctx context.Context, dsn string) (*ForcedRig, error) {
+	r, err := openRig(ctx, StressConfig{DSN: dsn, Runs: 1, Workers: 2, Parallel: 1})
+	if err != nil {
+		return nil, err
+	}
+	return &ForcedRig{r: r}, nil
+}
+
+func (fr *ForcedRig) Close(ctx context.Context) error { return fr.r.close(ctx) }
+
+// SameFenceTwice: h1 acquires at time 0, writes at 1, renews at 1 and
 // writes again at 2 under the same fence. Only strict fencing refuses the
 // second write, a valid write lost.
-func ForcedSameFenceTwice(ctx context.Context, dsn string, k scenario.Knobs) (Forced, error) {
-	return forced(ctx, dsn, k, func(ln *lane, f *Forced) error {
+func (fr *ForcedRig) SameFenceTwice(ctx context.Context, k scenario.Knobs) (Forced, error) {
+	return fr.forced(ctx, k, func(ln *lane, f *Forced) error {
 		mine, err := mustAcquire(ctx, ln, 0, 0, f)
 		if err != nil {
 			return err
@@ -47,12 +61,12 @@ func ForcedSameFenceTwice(ctx context.Context, dsn string, k scenario.Knobs) (Fo
 	})
 }
 
-// ForcedLateHeartbeat is the seed's race: h1 acquires at 0 and writes at 1;
-// its lease expires at StressTTL, when h2 takes over and then writes; h1's
+// LateHeartbeat is the seed's race: h1 acquires at 0 and writes at 1; its
+// lease expires at StressTTL, when h2 takes over and then writes; h1's
 // heartbeat, carrying its old snapshot, arrives after that, and h1 writes
 // again if the renewal told it it still holds the lease.
-func ForcedLateHeartbeat(ctx context.Context, dsn string, k scenario.Knobs) (Forced, error) {
-	return forced(ctx, dsn, k, func(ln *lane, f *Forced) error {
+func (fr *ForcedRig) LateHeartbeat(ctx context.Context, k scenario.Knobs) (Forced, error) {
+	return fr.forced(ctx, k, func(ln *lane, f *Forced) error {
 		mine, err := mustAcquire(ctx, ln, 0, 0, f)
 		if err != nil {
 			return err
@@ -96,19 +110,10 @@ func mustAcquire(ctx context.Context, ln *lane, h int, now int64, f *Forced) (*s
 	return mine, nil
 }
 
-// forced opens a one-lane rig with two holders, sets k's fencing, plays
-// steps on a fresh lease row and resource run, and judges the effects log.
-func forced(ctx context.Context, dsn string, k scenario.Knobs, steps func(*lane, *Forced) error) (f Forced, err error) {
-	r, err := openRig(ctx, StressConfig{DSN: dsn, Runs: 1, Workers: 2, Parallel: 1})
-	if err != nil {
-		return f, err
-	}
-	defer func() {
-		if cerr := r.close(context.WithoutCancel(ctx)); err == nil {
-			err = cerr
-		}
-	}()
-	ln := r.lanes[0]
+// forced sets k's fencing, plays steps on a freed lease row and a reset
+// resource run, and judges the effects log.
+func (fr *ForcedRig) forced(ctx context.Context, k scenario.Knobs, steps func(*lane, *Forced) error) (f Forced, err error) {
+	ln := fr.r.lanes[0]
 	if err := ln.rc.SetFencing(ctx, k.Fencing); err != nil {
 		return f, err
 	}

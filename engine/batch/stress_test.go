@@ -182,41 +182,7 @@ func TestStressJudgesByTheContract(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 
-	for _, k := range scenario.AllKnobs() {
-		strict, off := k.Fencing == scenario.FencingStrict, k.Fencing == scenario.FencingOff
-		blind := k.Renewal == scenario.RenewalBlind
-		f, err := batch.ForcedSameFenceTwice(ctx, dsn, k)
-		if err != nil {
-			t.Fatalf("%s, same fence twice: %v", k, err)
-		}
-		want := scenario.Tally{Accepted: 2}
-		if strict {
-			want = scenario.Tally{Accepted: 1, Refused: 1, Blocked: 1}
-		}
-		if f.Writes != want || f.Takeovers != 0 || f.StaleRenewalsAccepted != 0 {
-			t.Errorf("%s, same fence twice: %+v, %d takeovers, %d stale renewals; want %+v and none", k, f.Writes, f.Takeovers, f.StaleRenewalsAccepted, want)
-		}
-		if strict && (len(f.Effects) != 2 || f.Effects[1].Judgement != scenario.JudgedBlocked) {
-			t.Errorf("%s, same fence twice: the second write is not the one judged blocked: %+v", k, f.Effects)
-		}
-
-		f, err = batch.ForcedLateHeartbeat(ctx, dsn, k)
-		if err != nil {
-			t.Fatalf("%s, late heartbeat: %v", k, err)
-		}
-		// h1 fence 1, then h2 fence 2; a blind renewal lets h1 write fence
-		// 1 again, which only off fencing accepts.
-		want, stale := scenario.Tally{Accepted: 2}, 0
-		switch {
-		case blind && off:
-			want, stale = scenario.Tally{Accepted: 3, Conflicts: 1}, 1
-		case blind:
-			want, stale = scenario.Tally{Accepted: 2, Refused: 1}, 1
-		}
-		if f.Writes != want || f.Takeovers != 1 || f.StaleRenewalsAccepted != stale {
-			t.Errorf("%s, late heartbeat: %+v, %d takeovers, %d stale renewals; want %+v, 1 and %d", k, f.Writes, f.Takeovers, f.StaleRenewalsAccepted, want, stale)
-		}
-	}
+	checkForced(t, ctx, dsn)
 
 	const runs, parallel = 150, 4
 	var services, lanes int
@@ -268,6 +234,56 @@ func TestStressJudgesByTheContract(t *testing.T) {
 	}
 	if n := countStressSchemas(t, dsn); n != before {
 		t.Errorf("%d stress and resource schemas before, %d after: something was left behind", before, n)
+	}
+}
+
+// checkForced plays the forced interleavings under every setting, on one
+// rig it closes before returning.
+func checkForced(t *testing.T, ctx context.Context, dsn string) {
+	t.Helper()
+	fr, err := batch.OpenForced(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := fr.Close(context.WithoutCancel(ctx)); err != nil {
+			t.Error(err)
+		}
+	}()
+	for _, k := range scenario.AllKnobs() {
+		strict, off := k.Fencing == scenario.FencingStrict, k.Fencing == scenario.FencingOff
+		blind := k.Renewal == scenario.RenewalBlind
+		f, err := fr.SameFenceTwice(ctx, k)
+		if err != nil {
+			t.Fatalf("%s, same fence twice: %v", k, err)
+		}
+		want := scenario.Tally{Accepted: 2}
+		if strict {
+			want = scenario.Tally{Accepted: 1, Refused: 1, Blocked: 1}
+		}
+		if f.Writes != want || f.Takeovers != 0 || f.StaleRenewalsAccepted != 0 {
+			t.Errorf("%s, same fence twice: %+v, %d takeovers, %d stale renewals; want %+v and none", k, f.Writes, f.Takeovers, f.StaleRenewalsAccepted, want)
+		}
+		if strict && (len(f.Effects) != 2 || f.Effects[1].Judgement != scenario.JudgedBlocked) {
+			t.Errorf("%s, same fence twice: the second write is not the one judged blocked: %+v", k, f.Effects)
+		}
+
+		f, err = fr.LateHeartbeat(ctx, k)
+		if err != nil {
+			t.Fatalf("%s, late heartbeat: %v", k, err)
+		}
+		// h1 fence 1, then h2 fence 2; a blind renewal lets h1 write fence
+		// 1 again, which only off fencing accepts.
+		want, stale := scenario.Tally{Accepted: 2}, 0
+		switch {
+		case blind && off:
+			want, stale = scenario.Tally{Accepted: 3, Conflicts: 1}, 1
+		case blind:
+			want, stale = scenario.Tally{Accepted: 2, Refused: 1}, 1
+		}
+		if f.Writes != want || f.Takeovers != 1 || f.StaleRenewalsAccepted != stale {
+			t.Errorf("%s, late heartbeat: %+v, %d takeovers, %d stale renewals; want %+v, 1 and %d", k, f.Writes, f.Takeovers, f.StaleRenewalsAccepted, want, stale)
+		}
 	}
 }
 
