@@ -448,11 +448,8 @@ func (ln *lane) episode(ctx context.Context, renewal scenario.Renewal, plan []Ho
 	ctx, cancel := context.WithTimeout(ctx, episodeTimeout)
 	defer cancel()
 	var t tally
-	if _, err := ln.reset.Exec(ctx, ln.rig.sql.reset, ln.lease); err != nil {
-		return t, fmt.Errorf("cannot reset the lease row: %w", err)
-	}
-	if _, err := ln.rc.Reset(ctx, stressInitialEpoch, nil); err != nil {
-		return t, fmt.Errorf("cannot reset the resource: %w", err)
+	if err := ln.restart(ctx); err != nil {
+		return t, err
 	}
 	start := time.Now()
 	tallies := make([]tally, len(ln.holders))
@@ -471,15 +468,32 @@ func (ln *lane) episode(ctx context.Context, renewal scenario.Renewal, plan []Ho
 		t.takeovers += x.takeovers
 		t.stale += x.stale
 	}
+	var err error
+	t.writes, _, err = ln.judge(ctx)
+	return t, err
+}
+
+// restart frees the lane's lease row and resets its run at the resource.
+func (ln *lane) restart(ctx context.Context) error {
+	if _, err := ln.reset.Exec(ctx, ln.rig.sql.reset, ln.lease); err != nil {
+		return fmt.Errorf("cannot reset the lease row: %w", err)
+	}
+	if _, err := ln.rc.Reset(ctx, stressInitialEpoch, nil); err != nil {
+		return fmt.Errorf("cannot reset the resource: %w", err)
+	}
+	return nil
+}
+
+// judge reads the lane's effects log and judges it by the contract.
+func (ln *lane) judge(ctx context.Context) (scenario.Tally, []scenario.Effect, error) {
 	v, err := ln.rc.State(ctx)
 	if err != nil {
-		return t, fmt.Errorf("cannot read the resource's effects: %w", err)
+		return scenario.Tally{}, nil, fmt.Errorf("cannot read the resource's effects: %w", err)
 	}
 	// The effects log is in seq order, the order the resource decided the
 	// writes in (each holds the state row's lock while it does).
 	scenario.Judge(stressInitialEpoch, v.Effects)
-	t.writes = scenario.TallyOf(v.Effects)
-	return t, nil
+	return scenario.TallyOf(v.Effects), v.Effects, nil
 }
 
 // stressInitialEpoch is the resource's epoch at the start of every run.
@@ -491,9 +505,6 @@ const stressInitialEpoch = 0
 // learns it lost (zero rows) stops.
 func (ln *lane) hold(ctx context.Context, h int, renewal scenario.Renewal, p HolderPlan, start time.Time) (tally, error) {
 	var t tally
-	me := holderName(h)
-	conn := ln.holders[h]
-	sq := ln.rig.sql
 	now := func() int64 { return time.Since(start).Milliseconds() }
 	deadline := start.Add(episodeBudget)
 	if err := sleepCtx(ctx, p.Start); err != nil {
@@ -506,13 +517,13 @@ func (ln *lane) hold(ctx context.Context, h int, renewal scenario.Renewal, p Hol
 		if polls >= maxPolls || time.Now().After(deadline) {
 			return t, nil
 		}
-		before, after, rows, err := ln.coordinate(ctx, conn, sq.acquire, ln.lease, me, now(), int64(StressTTL))
+		got, took, err := ln.acquire(ctx, h, now())
 		if err != nil {
-			return t, fmt.Errorf("%s's acquire: %w", me, err)
+			return t, err
 		}
-		if rows == 1 {
-			mine = after
-			if before != nil && before.Owner != "" && before.Owner != me {
+		if got != nil {
+			mine = got
+			if took {
 				t.takeovers++
 			}
 			break
@@ -521,7 +532,7 @@ func (ln *lane) hold(ctx context.Context, h int, renewal scenario.Renewal, p Hol
 			return t, err
 		}
 	}
-	if err := ln.effect(ctx, me, mine, now(), 0); err != nil {
+	if err := ln.effect(ctx, h, mine, now(), 0); err != nil {
 		return t, err
 	}
 	for i, d := range p.Heartbeats {
@@ -532,29 +543,62 @@ func (ln *lane) hold(ctx context.Context, h int, renewal scenario.Renewal, p Hol
 		if err := sleepCtx(ctx, d); err != nil {
 			return t, err
 		}
-		before, after, rows, err := ln.coordinate(ctx, conn, sq.renew(renewal), ln.lease, snap.Owner, snap.Fence, snap.LeaseVersion, now(), int64(StressTTL))
+		after, stale, err := ln.heartbeat(ctx, h, renewal, snap, now())
 		if err != nil {
-			return t, fmt.Errorf("%s's heartbeat: %w", me, err)
+			return t, err
 		}
-		if rows == 1 && (before == nil || before.Owner != snap.Owner || before.Fence != snap.Fence) {
+		if stale {
 			t.stale++
 		}
-		if rows != 1 || after == nil || after.Owner != me {
-			// Zero rows tells the holder its epoch is gone.
+		if after == nil {
 			break
 		}
-		// It believes the row it read back, as the engine's actors do.
 		mine = after
-		if err := ln.effect(ctx, me, mine, now(), i+1); err != nil {
+		if err := ln.effect(ctx, h, mine, now(), i+1); err != nil {
 			return t, err
 		}
 	}
 	return t, nil
 }
 
+// acquire is holder h's acquire attempt at time now: the lease it got, if
+// any, and whether it took the lease from another holder.
+func (ln *lane) acquire(ctx context.Context, h int, now int64) (mine *scenario.Lease, took bool, err error) {
+	me := holderName(h)
+	before, after, rows, err := ln.coordinate(ctx, ln.holders[h], ln.rig.sql.acquire, ln.lease, me, now, int64(StressTTL))
+	if err != nil {
+		return nil, false, fmt.Errorf("%s's acquire: %w", me, err)
+	}
+	if rows != 1 {
+		return nil, false, nil
+	}
+	return after, before != nil && before.Owner != "" && before.Owner != me, nil
+}
+
+// heartbeat is holder h's heartbeat carrying snap, arriving at time now
+// and renewing with renewal: the lease the holder believes it holds
+// afterwards (nil once it learns it lost), and whether the renewal was
+// stale, i.e. changed a row that no longer held snap's epoch (owner and
+// fence) because someone else had taken over since.
+func (ln *lane) heartbeat(ctx context.Context, h int, renewal scenario.Renewal, snap scenario.Lease, now int64) (mine *scenario.Lease, stale bool, err error) {
+	me := holderName(h)
+	before, after, rows, err := ln.coordinate(ctx, ln.holders[h], ln.rig.sql.renew(renewal), ln.lease, snap.Owner, snap.Fence, snap.LeaseVersion, now, int64(StressTTL))
+	if err != nil {
+		return nil, false, fmt.Errorf("%s's heartbeat: %w", me, err)
+	}
+	stale = rows == 1 && (before == nil || before.Owner != snap.Owner || before.Fence != snap.Fence)
+	if rows != 1 || after == nil || after.Owner != me {
+		// Zero rows tells the holder its epoch is gone.
+		return nil, stale, nil
+	}
+	// It believes the row it read back, as the engine's actors do.
+	return after, stale, nil
+}
+
 // effect writes to the resource under the holder's fence if, by its own
 // clock, the lease it holds has not expired.
-func (ln *lane) effect(ctx context.Context, me string, l *scenario.Lease, now int64, n int) error {
+func (ln *lane) effect(ctx context.Context, h int, l *scenario.Lease, now int64, n int) error {
+	me := holderName(h)
 	if l.Owner != me || now >= l.ExpiresAt {
 		return nil
 	}

@@ -161,14 +161,19 @@ func TestStressBlindOffViolatesCompareMonotonicDoesNot(t *testing.T) {
 	}
 }
 
-// TestStressJudgesByTheContract races all six settings and checks the
-// counts against what scenario.Judge's contract guarantees, whatever the
-// timing: off never refuses and monotonic refuses only epochs below the
-// highest accepted, so neither loses a valid write; strict and monotonic
-// never accept an epoch below it, so neither lets a violation through; and
-// strict refuses a holder's second write under the same fence, so over
-// enough runs it loses valid writes under either renewal. It also checks
-// that one resource service serves every lane, a run per lane.
+// TestStressJudgesByTheContract checks the stress against what
+// scenario.Judge's contract guarantees. What a policy must do in a given
+// interleaving is shown on interleavings the test forces, step by step,
+// with the stress's own holders, lease row and resource run: strict
+// fencing refuses a holder's second write under the same fence (a valid
+// write lost) and the others accept it; a late blind heartbeat resurrects
+// the old holder, whose write only off fencing lets through. The free race
+// then has to keep what holds whatever the timing: off never refuses and
+// monotonic refuses only epochs below the highest accepted, so neither
+// loses a valid write; strict and monotonic never accept an epoch below
+// it. How many valid writes strict loses in the race depends on timing,
+// so that count is reported, not asserted. It also checks that one
+// resource service serves every lane, a run per lane.
 func TestStressJudgesByTheContract(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	before := countStressSchemas(t, dsn)
@@ -176,6 +181,9 @@ func TestStressJudgesByTheContract(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
+
+	checkForced(t, ctx, dsn)
+
 	const runs, parallel = 150, 4
 	var services, lanes int
 	res, err := batch.Stress(ctx, batch.StressConfig{
@@ -200,10 +208,11 @@ func TestStressJudgesByTheContract(t *testing.T) {
 		t.Fatalf("%d settings, want all %d", len(res.Settings), len(scenario.AllKnobs()))
 	}
 	for _, s := range res.Settings {
-		t.Logf("%s/%s: %+v", s.Renewal, s.Fencing, s)
+		t.Logf("%s/%s: %d runs, %d accepted, %d refused, %d violations, %d valid writes refused, %d takeovers, %d stale renewals accepted",
+			s.Renewal, s.Fencing, s.Runs, s.Accepted, s.Rejected, s.Violations, s.ValidWritesRefused, s.Takeovers, s.StaleRenewalsAccepted)
 		name := string(s.Renewal) + "/" + string(s.Fencing)
-		if s.Runs != runs || s.Accepted == 0 {
-			t.Errorf("%s: %d runs, %d writes accepted; want %d runs and some writes", name, s.Runs, s.Accepted, runs)
+		if s.Runs != runs {
+			t.Errorf("%s: %d runs; want %d", name, s.Runs, runs)
 		}
 		if s.ValidWritesRefused > s.Rejected || s.Violations > s.Accepted {
 			t.Errorf("%s: %d valid writes refused of %d refused, %d violations of %d accepted", name, s.ValidWritesRefused, s.Rejected, s.Violations, s.Accepted)
@@ -217,9 +226,6 @@ func TestStressJudgesByTheContract(t *testing.T) {
 			if s.Violations != 0 {
 				t.Errorf("%s: %d violations; strict fencing never accepts an older epoch", name, s.Violations)
 			}
-			if s.ValidWritesRefused == 0 {
-				t.Errorf("%s: no valid write refused over %d runs; strict fencing refuses a holder's second write under the same fence", name, runs)
-			}
 		case scenario.FencingMonotonic:
 			if s.Violations != 0 || s.ValidWritesRefused != 0 {
 				t.Errorf("%s: %d violations, %d valid writes refused; monotonic fencing allows neither", name, s.Violations, s.ValidWritesRefused)
@@ -228,6 +234,56 @@ func TestStressJudgesByTheContract(t *testing.T) {
 	}
 	if n := countStressSchemas(t, dsn); n != before {
 		t.Errorf("%d stress and resource schemas before, %d after: something was left behind", before, n)
+	}
+}
+
+// checkForced plays the forced interleavings under every setting, on one
+// rig it closes before returning.
+func checkForced(t *testing.T, ctx context.Context, dsn string) {
+	t.Helper()
+	fr, err := batch.OpenForced(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := fr.Close(context.WithoutCancel(ctx)); err != nil {
+			t.Error(err)
+		}
+	}()
+	for _, k := range scenario.AllKnobs() {
+		strict, off := k.Fencing == scenario.FencingStrict, k.Fencing == scenario.FencingOff
+		blind := k.Renewal == scenario.RenewalBlind
+		f, err := fr.SameFenceTwice(ctx, k)
+		if err != nil {
+			t.Fatalf("%s, same fence twice: %v", k, err)
+		}
+		want := scenario.Tally{Accepted: 2}
+		if strict {
+			want = scenario.Tally{Accepted: 1, Refused: 1, Blocked: 1}
+		}
+		if f.Writes != want || f.Takeovers != 0 || f.StaleRenewalsAccepted != 0 {
+			t.Errorf("%s, same fence twice: %+v, %d takeovers, %d stale renewals; want %+v and none", k, f.Writes, f.Takeovers, f.StaleRenewalsAccepted, want)
+		}
+		if strict && (len(f.Effects) != 2 || f.Effects[1].Judgement != scenario.JudgedBlocked) {
+			t.Errorf("%s, same fence twice: the second write is not the one judged blocked: %+v", k, f.Effects)
+		}
+
+		f, err = fr.LateHeartbeat(ctx, k)
+		if err != nil {
+			t.Fatalf("%s, late heartbeat: %v", k, err)
+		}
+		// h1 fence 1, then h2 fence 2; a blind renewal lets h1 write fence
+		// 1 again, which only off fencing accepts.
+		want, stale := scenario.Tally{Accepted: 2}, 0
+		switch {
+		case blind && off:
+			want, stale = scenario.Tally{Accepted: 3, Conflicts: 1}, 1
+		case blind:
+			want, stale = scenario.Tally{Accepted: 2, Refused: 1}, 1
+		}
+		if f.Writes != want || f.Takeovers != 1 || f.StaleRenewalsAccepted != stale {
+			t.Errorf("%s, late heartbeat: %+v, %d takeovers, %d stale renewals; want %+v, 1 and %d", k, f.Writes, f.Takeovers, f.StaleRenewalsAccepted, want, stale)
+		}
 	}
 }
 

@@ -32,9 +32,12 @@ import (
 // and closes it when the test ends.
 func resStart(t testing.TB, f scenario.Fencing) (*resource.Service, *resource.Client) {
 	t.Helper()
+	// The first test to ask starts the package's cluster: that start-up
+	// is not the resource's, so it is not in the resource's deadline.
+	dsn := pgtest.DSN(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	res, err := resource.Start(ctx, resource.Config{DSN: pgtest.DSN(t), Fencing: f, AppName: "leaserace resource test"})
+	res, err := resource.Start(ctx, resource.Config{DSN: dsn, Fencing: f, AppName: "leaserace resource test"})
 	if err != nil {
 		t.Fatalf("StartResource: %v", err)
 	}
@@ -1207,9 +1210,10 @@ func BenchmarkResourceWrite(b *testing.B) {
 // point at it. With one connection it is surely the same one: a run that
 // writes for the first time afterwards must still be served.
 func TestResourceRunOutlivesARemovedRun(t *testing.T) {
+	dsn := pgtest.DSN(t) // before the deadline: it may start the cluster
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	res, err := resource.Start(ctx, resource.Config{DSN: pgtest.DSN(t), MaxConns: 1, AppName: "leaserace resource test"})
+	res, err := resource.Start(ctx, resource.Config{DSN: dsn, MaxConns: 1, AppName: "leaserace resource test"})
 	if err != nil {
 		t.Fatal(err)
 	}

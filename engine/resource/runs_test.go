@@ -21,9 +21,9 @@ import (
 // each other with fencing of their own, removed with their schema, and
 // whatever is left goes with Close.
 func TestResourceRunsAPI(t *testing.T) {
+	dsn := pgtest.DSN(t) // before the deadline: it may start the cluster
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	dsn := pgtest.DSN(t)
 	res, err := resource.Start(ctx, resource.Config{DSN: dsn, Fencing: scenario.FencingMonotonic, AppName: "leaserace resource test"})
 	if err != nil {
 		t.Fatal(err)

@@ -18,6 +18,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -124,11 +125,27 @@ func loadStatements() (statements, error) {
 
 // run is one run the service holds: its schema and its fencing policy.
 type run struct {
-	schema  string
-	fencing scenario.Fencing
+	schema string
+	// fencing is the policy. PUT /fencing changes it while writes are
+	// being judged on other goroutines, so it is only loaded and stored
+	// atomically, and each request loads it once: a write is judged under
+	// the one policy it loaded, from its SQL to its reason.
+	fencing atomic.Pointer[scenario.Fencing]
 	// dropOnClose is set for schemas the service created.
 	dropOnClose bool
 }
+
+func newRun(schema string, f scenario.Fencing, dropOnClose bool) *run {
+	r := &run{schema: schema, dropOnClose: dropOnClose}
+	r.setPolicy(f)
+	return r
+}
+
+// policy is the fencing policy in force now.
+func (r *run) policy() scenario.Fencing { return *r.fencing.Load() }
+
+// setPolicy puts f in force for every request that loads it afterwards.
+func (r *run) setPolicy(f scenario.Fencing) { r.fencing.Store(&f) }
 
 // Service is the protected resource's HTTP service.
 type Service struct {
@@ -183,7 +200,7 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 	if s.sql, err = loadStatements(); err != nil {
 		return nil, err
 	}
-	def := &run{schema: cfg.Schema, fencing: f}
+	def := newRun(cfg.Schema, f, false)
 	if def.schema == "" {
 		if def.schema, err = randomName("lr_res_"); err != nil {
 			return nil, err
@@ -292,7 +309,7 @@ func (s *Service) AddRun(ctx context.Context, name string, f scenario.Fencing) (
 		s.mu.Unlock()
 		return "", &RequestError{Status: http.StatusServiceUnavailable, Msg: fmt.Sprintf("the resource holds %d runs already", maxRuns)}
 	}
-	r := &run{schema: name, fencing: f, dropOnClose: true}
+	r := newRun(name, f, true)
 	// Reserved now, so a second request for the name is refused at once.
 	s.runs[name] = r
 	s.mu.Unlock()
@@ -419,7 +436,7 @@ func (s *Service) fencingOf(name string) (scenario.Fencing, error) {
 	if r == nil {
 		return "", noRun(name)
 	}
-	return r.fencing, nil
+	return r.policy(), nil
 }
 
 func (s *Service) setFencing(name string, f scenario.Fencing) error {
@@ -433,7 +450,7 @@ func (s *Service) setFencing(name string, f scenario.Fencing) error {
 	if r == nil {
 		return noRun(name)
 	}
-	r.fencing = f
+	r.setPolicy(f)
 	return nil
 }
 

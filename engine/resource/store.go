@@ -69,7 +69,7 @@ func (s *Service) send(ctx context.Context, b *pgx.Batch, read func(pgx.BatchRes
 
 // reset sets a run's state and clears its effects log.
 func (s *Service) reset(ctx context.Context, r *run, epoch int64, value json.RawMessage) (View, error) {
-	v := View{Fencing: r.fencing, Effects: []scenario.Effect{}}
+	v := View{Fencing: r.policy(), Effects: []scenario.Effect{}}
 	// One batch is one implicit transaction and one round trip. The UPDATE
 	// comes first: it waits for any write holding the row, so the DELETE
 	// (with a newer snapshot under READ COMMITTED) also clears that write's
@@ -94,7 +94,7 @@ var errMissingRow = errors.New("the resource's state row is missing from its tab
 
 // view reads a run's state and effects log from one snapshot.
 func (s *Service) view(ctx context.Context, r *run) (View, error) {
-	v := View{Fencing: r.fencing, Effects: []scenario.Effect{}}
+	v := View{Fencing: r.policy(), Effects: []scenario.Effect{}}
 	b := s.bound(r.schema, "")
 	b.Queue(s.sql.view)
 	err := s.send(ctx, b, func(br pgx.BatchResults) error {
@@ -147,8 +147,12 @@ func (s *Service) view(ctx context.Context, r *run) (View, error) {
 // loopback), so the transaction is pipelined instead: BEGIN, the lock and
 // the fencing statement go in one round trip; the effect and COMMIT in the
 // next.
+//
+// The policy is loaded once, here: its statement judges the write and its
+// name goes into the answer, so a PUT /fencing that lands meanwhile
+// changes only the writes that start after it.
 func (s *Service) write(ctx context.Context, r *run, actor string, epoch int64, value json.RawMessage) (WriteResult, error) {
-	f := r.fencing
+	f := r.policy()
 	res := WriteResult{Fencing: f, SQL: s.sql.write[f], Args: []any{epoch, value}}
 	c, err := s.pool.Acquire(ctx)
 	if err != nil {
