@@ -334,4 +334,3 @@ func TestAutoTakesEmbeddedWhenNothingElseStarts(t *testing.T) {
 		at += i
 	}
 }
-
