@@ -284,4 +284,3 @@ func serverCredential() (*syscall.Credential, error) {
 	}
 	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
 }
-
