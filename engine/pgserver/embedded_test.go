@@ -252,7 +252,7 @@ func TestEmbeddedRefusesATruncatedJar(t *testing.T) {
 		t.Parallel()
 		mirror := zonkytest.NewMirror(t, zonkytest.Serve{Jar: jar.Bytes, Sum: jar.Sum, CutAfter: len(jar.Bytes) / 3})
 		err := refused(t, embedded(mirror.URL, openDir(t, "lremb")), providerCtx(t))
-		if !strings.Contains(err.Error(), "downloading "+mirror.URL) {
+		if !strings.Contains(err.Error(), "could not download PostgreSQL "+zonkytest.Version+" from "+mirror.URL) {
 			t.Errorf("the error does not name the download: %v", err)
 		}
 	})
@@ -332,5 +332,68 @@ func TestAutoTakesEmbeddedWhenNothingElseStarts(t *testing.T) {
 			t.Fatalf("auto's progress lacks %q after byte %d:\n%s", want, at, lines)
 		}
 		at += i
+	}
+}
+
+// BenchmarkProviderStartEmbedded: "first" downloads (from loopback), checks
+// and unpacks the binaries into an empty cache, then starts; "cached"
+// starts from a filled cache, as every run after the first does.
+func BenchmarkProviderStartEmbedded(b *testing.B) {
+	jar := zonkytest.Get(b)
+	mirror := zonkytest.NewMirror(b, zonkytest.Serve{Jar: jar.Bytes, Sum: jar.Sum})
+	b.Run("first", func(b *testing.B) {
+		benchmarkStart(b, func(tb testing.TB) *pgserver.Server {
+			return startEmbedded(tb, embedded(mirror.URL, openDir(tb, "lremb")), nil)
+		})
+	})
+	b.Run("cached", func(b *testing.B) {
+		cache := openDir(b, "lremb")
+		if _, err := embedded(mirror.URL, cache).Binaries(providerCtx(b), nil); err != nil {
+			b.Fatal(err)
+		}
+		benchmarkStart(b, func(tb testing.TB) *pgserver.Server {
+			return startEmbedded(tb, embedded(mirror.URL, cache), nil)
+		})
+	})
+}
+
+// A download a killed leaserace left half-done is removed by a later start
+// once nothing has touched it for ten minutes; a younger one may be another
+// leaserace's, under way, and stays.
+func TestEmbeddedSweepsAbandonedPartialDownloads(t *testing.T) {
+	t.Parallel()
+	cache := openDir(t, "lremb")
+	partial := func(name string, age time.Duration) string {
+		dir := filepath.Join(cache, ".partial-"+zonkytest.Version+"-"+name)
+		if err := os.MkdirAll(filepath.Join(dir, "pg", "bin"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		jar := filepath.Join(dir, "download.jar")
+		if err := os.WriteFile(jar, []byte("half a jar"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		at := time.Now().Add(-age)
+		for _, p := range []string{jar, filepath.Join(dir, "pg", "bin"), filepath.Join(dir, "pg"), dir} {
+			if err := os.Chtimes(p, at, at); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return dir
+	}
+	old, young := partial("killed", 11*time.Minute), partial("running", 9*time.Minute)
+	mirror := zonkytest.NewMirror(t, zonkytest.Serve{Jar: []byte("not a jar"), Sum: strings.Repeat("0", 64)})
+	var progress progressLog
+	_, err := embedded(mirror.URL, cache).Binaries(providerCtx(t), progress.add)
+	if err == nil {
+		t.Fatal("a bad checksum was accepted")
+	}
+	if _, err := os.Stat(old); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the abandoned download %s is still there (%v)", old, err)
+	}
+	if _, err := os.Stat(young); err != nil {
+		t.Errorf("the recent download %s was removed: %v", young, err)
+	}
+	if l := strings.Join(progress.all(), "\n"); !strings.Contains(l, "removed "+old) {
+		t.Errorf("progress does not say it removed %s:\n%s", old, l)
 	}
 }

@@ -166,7 +166,7 @@ func (f fetch) download(ctx context.Context, url, file string, loud bool) (strin
 		if errors.Is(context.Cause(ctx), stalled) {
 			return "", stalled
 		}
-		return "", fmt.Errorf("downloading %s: %w", url, err)
+		return "", fmt.Errorf("could not download PostgreSQL %s from %s: %w", f.version, url, err)
 	}
 
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
@@ -179,7 +179,7 @@ func (f fetch) download(ctx context.Context, url, file string, loud bool) (strin
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("downloading %s: the mirror answered %s (it has no PostgreSQL %s for this system, or is not a Maven repository)", url, resp.Status, f.version)
+		return "", fmt.Errorf("could not download PostgreSQL %s: the mirror answered %s for %s (it has no such version for this system, or is not a Maven repository)", f.version, resp.Status, url)
 	}
 	out, err := os.Create(file)
 	if err != nil {
@@ -211,7 +211,7 @@ func (f fetch) download(ctx context.Context, url, file string, loud bool) (strin
 		}
 	}
 	if resp.ContentLength >= 0 && n != resp.ContentLength {
-		return "", fmt.Errorf("downloading %s: it ended after %d of %d bytes", url, n, resp.ContentLength)
+		return "", fmt.Errorf("could not download PostgreSQL %s from %s: it ended after %d of %d bytes", f.version, url, n, resp.ContentLength)
 	}
 	if err := out.Close(); err != nil {
 		return "", fmt.Errorf("writing the download into the cache: %w", err)
