@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -88,6 +89,7 @@ func TestEmbeddedDownloadsOnceThenRunsOffline(t *testing.T) {
 		t.Errorf("the cache holds %v, want just %s", got, zonkytest.Version)
 	}
 	checkLoopbackOnly(t, srv.DSN)
+	checkPsqlLine(t, srv.DSN)
 
 	// The mirror goes away: the second start must not need it.
 	asked := mirror.Requests()
@@ -119,6 +121,24 @@ func TestEmbeddedDownloadsOnceThenRunsOffline(t *testing.T) {
 	}
 	if got := cacheEntries(t, cache); len(got) != 1 {
 		t.Errorf("after Close the cache holds %v", got)
+	}
+}
+
+// checkPsqlLine runs the psql line leaserace shows, as shown: it needs no
+// password and reaches the server.
+func checkPsqlLine(t *testing.T, dsn string) {
+	t.Helper()
+	line, needsPassword, err := pgserver.PsqlCommand(dsn, "public")
+	if err != nil || needsPassword {
+		t.Fatalf("psql line %q, needs a password %v, %v", line, needsPassword, err)
+	}
+	if _, err := exec.LookPath("psql"); err != nil {
+		t.Logf("no psql on this machine to run %s", line)
+		return
+	}
+	out, err := exec.Command("sh", "-c", line+" -tAc 'select 6*7'").CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != "42" {
+		t.Errorf("%s: %v\n%s", line, err, out)
 	}
 }
 
@@ -335,12 +355,20 @@ func TestAutoTakesEmbeddedWhenNothingElseStarts(t *testing.T) {
 	}
 }
 
-// BenchmarkProviderStartEmbedded: "first" downloads (from loopback), checks
+// BenchmarkProviderStartEmbedded: "download+unpack" fills an empty cache
+// and starts nothing; "first" downloads (from loopback), checks
 // and unpacks the binaries into an empty cache, then starts; "cached"
 // starts from a filled cache, as every run after the first does.
 func BenchmarkProviderStartEmbedded(b *testing.B) {
 	jar := zonkytest.Get(b)
 	mirror := zonkytest.NewMirror(b, zonkytest.Serve{Jar: jar.Bytes, Sum: jar.Sum})
+	b.Run("download+unpack", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := embedded(mirror.URL, openDir(b, "lremb")).Binaries(providerCtx(b), nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("first", func(b *testing.B) {
 		benchmarkStart(b, func(tb testing.TB) *pgserver.Server {
 			return startEmbedded(tb, embedded(mirror.URL, openDir(tb, "lremb")), nil)
