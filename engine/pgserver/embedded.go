@@ -13,6 +13,7 @@ import (
 	"time"
 
 	embeddedpostgres "github.com/fergusstrange/embedded-postgres"
+	"github.com/leaserace/leaserace/engine/pgserver/zonky"
 )
 
 // EmbeddedProvider runs PostgreSQL from binaries it downloads once from a
@@ -90,7 +91,7 @@ func (p EmbeddedProvider) Binaries(ctx context.Context, progress func(string)) (
 	if err != nil {
 		return "", err
 	}
-	if binariesIn(dir) {
+	if zonky.Installed(dir) {
 		report(progress, "PostgreSQL "+p.version()+" from the cache, "+dir)
 		return dir, nil
 	}
@@ -109,9 +110,9 @@ func (p EmbeddedProvider) Binaries(ctx context.Context, progress func(string)) (
 	if client == nil {
 		client = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	}
-	f := fetch{url: EmbeddedJarURL(mirror, p.version()), version: p.version(), client: client, stall: stall, progress: progress}
-	report(progress, "downloading PostgreSQL "+p.version()+" once, from "+RedactDSN(f.url))
-	if err := f.into(ctx, filepath.Dir(dir), filepath.Base(dir)); err != nil {
+	f := zonky.Fetch{URL: EmbeddedJarURL(mirror, p.version()), Version: p.version(), Client: client, Stall: stall, Progress: progress}
+	report(progress, "downloading PostgreSQL "+p.version()+" once, from "+RedactDSN(f.URL))
+	if err := f.Into(ctx, filepath.Dir(dir), filepath.Base(dir)); err != nil {
 		return "", err
 	}
 	return dir, nil
@@ -120,8 +121,8 @@ func (p EmbeddedProvider) Binaries(ctx context.Context, progress func(string)) (
 // EmbeddedJarURL is where mirror keeps the binaries of version for this
 // machine.
 func EmbeddedJarURL(mirror, version string) string {
-	system, arch := zonkyPlatform()
-	return jarURL(mirror, system, arch, version)
+	system, arch := zonky.Platform()
+	return zonky.JarURL(mirror, system, arch, version)
 }
 
 // freeLoopbackPort asks the system for a TCP port free on 127.0.0.1. The

@@ -18,6 +18,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/leaserace/leaserace/engine/pgserver"
+	"github.com/leaserace/leaserace/engine/pgserver/zonky"
 	"github.com/leaserace/leaserace/engine/pgtest/zonkytest"
 )
 
@@ -206,7 +207,7 @@ func TestEmbeddedRefusesABadChecksum(t *testing.T) {
 	wrong := sha256.Sum256([]byte("not the jar"))
 	mirror := zonkytest.NewMirror(t, zonkytest.Serve{Jar: jar.Bytes, Sum: hex.EncodeToString(wrong[:])})
 	err := refused(t, embedded(mirror.URL, cache), providerCtx(t))
-	var bad *pgserver.ChecksumError
+	var bad *zonky.ChecksumError
 	if !errors.As(err, &bad) || bad.Got != jar.Sum || bad.Want != hex.EncodeToString(wrong[:]) {
 		t.Fatalf("got %v, want a ChecksumError with both sums", err)
 	}
@@ -236,7 +237,7 @@ func TestEmbeddedGivesUpOnAHangingMirror(t *testing.T) {
 	p.StallTimeout = 300 * time.Millisecond
 	began := time.Now()
 	err := refused(t, p, providerCtx(t))
-	var stall *pgserver.StallError
+	var stall *zonky.StallError
 	if !errors.As(err, &stall) || !strings.Contains(err.Error(), "sent nothing for 300ms") {
 		t.Errorf("got %v, want a StallError", err)
 	}
@@ -298,7 +299,7 @@ func TestEmbeddedRefusesAJarWithoutTxz(t *testing.T) {
 	sum := sha256.Sum256(b.Bytes())
 	mirror := zonkytest.NewMirror(t, zonkytest.Serve{Jar: b.Bytes(), Sum: hex.EncodeToString(sum[:])})
 	err := refused(t, embedded(mirror.URL, openDir(t, "lremb")), providerCtx(t))
-	if !errors.Is(err, pgserver.ErrNoTxz) {
+	if !errors.Is(err, zonky.ErrNoTxz) {
 		t.Errorf("got %v, want ErrNoTxz", err)
 	}
 }

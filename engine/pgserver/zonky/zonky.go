@@ -1,4 +1,10 @@
-package pgserver
+// Package zonky fetches PostgreSQL binaries as zonky.io publishes them in
+// Maven repositories (the builds github.com/fergusstrange/embedded-postgres
+// runs): a jar holding one .txz of bin/, lib/ and share/. A fetch streams
+// the jar to disk with progress, checks it against the repository's
+// .sha256, unpacks it beside the cache and renames it into place whole, so
+// the cache never holds a part.
+package zonky
 
 import (
 	"archive/tar"
@@ -21,21 +27,15 @@ import (
 	"github.com/xi2/xz"
 )
 
-// The embedded provider's binaries are the zonky.io builds of PostgreSQL,
-// published in Maven repositories as a jar holding one .txz of bin/, lib/
-// and share/. This file fetches one into the cache: streamed to disk with
-// progress, checked against the repository's .sha256, unpacked beside the
-// cache and renamed into place whole, so the cache never holds a part.
-
-// jarURL is where a Maven-layout repository keeps the binaries of version
+// JarURL is where a Maven-layout repository keeps the binaries of version
 // for one system (zonky's names: "linux"/"amd64", "darwin"/"arm64v8").
-func jarURL(mirror, system, arch, version string) string {
+func JarURL(mirror, system, arch, version string) string {
 	artifact := "embedded-postgres-binaries-" + system + "-" + arch
 	return strings.TrimRight(mirror, "/") + "/io/zonky/test/postgres/" + artifact + "/" + version + "/" + artifact + "-" + version + ".jar"
 }
 
-// zonkyPlatform names this machine the way zonky's artifacts do.
-func zonkyPlatform() (system, arch string) {
+// Platform names this machine the way zonky's artifacts do.
+func Platform() (system, arch string) {
 	system, arch = runtime.GOOS, runtime.GOARCH
 	if arch == "arm64" && (system == "linux" || system == "darwin") {
 		arch = "arm64v8"
@@ -75,12 +75,15 @@ var ErrNoTxz = errors.New("the jar holds no .txz archive of PostgreSQL binaries"
 // ErrNotPostgres means an archive without bin/initdb and bin/postgres.
 var ErrNotPostgres = errors.New("the archive holds no bin/initdb and bin/postgres")
 
-// fetch is one download into the cache.
-type fetch struct {
-	url, version string
-	client       *http.Client
-	stall        time.Duration
-	progress     func(string)
+// Fetch is one download into the cache.
+type Fetch struct {
+	// URL is the jar's; Version names it in progress and errors.
+	URL, Version string
+	Client       *http.Client
+	// Stall gives up on a mirror that sends nothing for this long.
+	Stall time.Duration
+	// Progress, if not nil, hears what the fetch does.
+	Progress func(string)
 }
 
 // partialPrefix starts the name of a download under way in the cache.
@@ -91,24 +94,24 @@ const partialPrefix = ".partial-"
 // timeout, so a live download is never taken for a dead one.
 const partialAbandonedAfter = 10 * time.Minute
 
-// into downloads, checks and unpacks the binaries as cacheRoot/name.
-func (f fetch) into(ctx context.Context, cacheRoot, name string) error {
+// Into downloads, checks and unpacks the binaries as cacheRoot/name.
+func (f Fetch) Into(ctx context.Context, cacheRoot, name string) error {
 	if err := os.MkdirAll(cacheRoot, 0o755); err != nil {
 		return fmt.Errorf("making the PostgreSQL cache directory: %w", err)
 	}
-	sweepPartials(cacheRoot, f.progress)
+	sweepPartials(cacheRoot, f.Progress)
 	part, err := os.MkdirTemp(cacheRoot, partialPrefix+name+"-")
 	if err != nil {
 		return fmt.Errorf("writing to the PostgreSQL cache directory %s: %w", cacheRoot, err)
 	}
 	defer os.RemoveAll(part)
 	jar := filepath.Join(part, "download.jar")
-	got, err := f.download(ctx, f.url, jar, true)
+	got, err := f.download(ctx, f.URL, jar, true)
 	if err != nil {
 		return err
 	}
 	sumFile := filepath.Join(part, "download.sha256")
-	if _, err := f.download(ctx, f.url+".sha256", sumFile, false); err != nil {
+	if _, err := f.download(ctx, f.URL+".sha256", sumFile, false); err != nil {
 		return fmt.Errorf("the checksum beside the jar: %w", err)
 	}
 	b, err := os.ReadFile(sumFile)
@@ -122,7 +125,7 @@ func (f fetch) into(ctx context.Context, cacheRoot, name string) error {
 		want = strings.ToLower(fields[0])
 	}
 	if want != got {
-		return &ChecksumError{URL: f.url, Got: got, Want: want}
+		return &ChecksumError{URL: f.URL, Got: got, Want: want}
 	}
 	tree := filepath.Join(part, "pg")
 	if err := os.Mkdir(tree, 0o755); err != nil {
@@ -132,16 +135,16 @@ func (f fetch) into(ctx context.Context, cacheRoot, name string) error {
 	if err := os.Chmod(tree, 0o755); err != nil {
 		return err
 	}
-	report(f.progress, "unpacking PostgreSQL "+f.version)
+	say(f.Progress, "unpacking PostgreSQL "+f.Version)
 	if err := unpackJar(jar, tree); err != nil {
-		return fmt.Errorf("unpacking %s: %w", f.url, err)
+		return fmt.Errorf("unpacking %s: %w", f.URL, err)
 	}
-	if !binariesIn(tree) {
-		return fmt.Errorf("unpacking %s: %w", f.url, ErrNotPostgres)
+	if !Installed(tree) {
+		return fmt.Errorf("unpacking %s: %w", f.URL, ErrNotPostgres)
 	}
 	final := filepath.Join(cacheRoot, name)
 	if err := os.Rename(tree, final); err != nil {
-		if binariesIn(final) {
+		if Installed(final) {
 			return nil // another leaserace was quicker: same files
 		}
 		return fmt.Errorf("moving the binaries into the cache: %w", err)
@@ -149,37 +152,37 @@ func (f fetch) into(ctx context.Context, cacheRoot, name string) error {
 	return nil
 }
 
-// binariesIn tells whether dir holds the server's programs.
-func binariesIn(dir string) bool {
+// Installed tells whether dir holds the server's programs.
+func Installed(dir string) bool {
 	return isExecutable(filepath.Join(dir, "bin", "initdb")) && isExecutable(filepath.Join(dir, "bin", "postgres"))
 }
 
 // download writes url's body to file and returns its sha256. A body that
-// stops for f.stall is given up with a StallError; loud reports progress.
-func (f fetch) download(ctx context.Context, url, file string, loud bool) (string, error) {
+// stops for f.Stall is given up with a StallError; loud reports progress.
+func (f Fetch) download(ctx context.Context, url, file string, loud bool) (string, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	stalled := &StallError{URL: url, After: f.stall}
-	timer := time.AfterFunc(f.stall, func() { cancel(stalled) })
+	stalled := &StallError{URL: url, After: f.Stall}
+	timer := time.AfterFunc(f.Stall, func() { cancel(stalled) })
 	defer timer.Stop()
 	fail := func(err error) (string, error) {
 		if errors.Is(context.Cause(ctx), stalled) {
 			return "", stalled
 		}
-		return "", fmt.Errorf("could not download PostgreSQL %s from %s: %w", f.version, url, err)
+		return "", fmt.Errorf("could not download PostgreSQL %s from %s: %w", f.Version, url, err)
 	}
 
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return "", fmt.Errorf("the mirror URL gives a bad address %q: %w", url, err)
 	}
-	resp, err := f.client.Do(req)
+	resp, err := f.Client.Do(req)
 	if err != nil {
 		return fail(err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("could not download PostgreSQL %s: the mirror answered %s for %s (it has no such version for this system, or is not a Maven repository)", f.version, resp.Status, url)
+		return "", fmt.Errorf("could not download PostgreSQL %s: the mirror answered %s for %s (it has no such version for this system, or is not a Maven repository)", f.Version, resp.Status, url)
 	}
 	out, err := os.Create(file)
 	if err != nil {
@@ -187,13 +190,13 @@ func (f fetch) download(ctx context.Context, url, file string, loud bool) (strin
 	}
 	defer out.Close()
 	sum := sha256.New()
-	meter := newMeter(f.version, resp.ContentLength, f.progress)
+	meter := newMeter(f.Version, resp.ContentLength, f.Progress)
 	buf := make([]byte, 64<<10)
 	var n int64
 	for {
 		k, rerr := resp.Body.Read(buf)
 		if k > 0 {
-			timer.Reset(f.stall)
+			timer.Reset(f.Stall)
 			if _, err := out.Write(buf[:k]); err != nil {
 				return "", fmt.Errorf("writing the download into the cache: %w", err)
 			}
@@ -211,7 +214,7 @@ func (f fetch) download(ctx context.Context, url, file string, loud bool) (strin
 		}
 	}
 	if resp.ContentLength >= 0 && n != resp.ContentLength {
-		return "", fmt.Errorf("could not download PostgreSQL %s from %s: it ended after %d of %d bytes", f.version, url, n, resp.ContentLength)
+		return "", fmt.Errorf("could not download PostgreSQL %s from %s: it ended after %d of %d bytes", f.Version, url, n, resp.ContentLength)
 	}
 	if err := out.Close(); err != nil {
 		return "", fmt.Errorf("writing the download into the cache: %w", err)
@@ -262,7 +265,7 @@ func (m *meter) say(n int64) {
 	if s := time.Since(m.start).Seconds(); s > 0 {
 		line += fmt.Sprintf(", %s/s", megabytes(int64(float64(n)/s)))
 	}
-	report(m.progress, line)
+	say(m.progress, line)
 }
 
 func megabytes(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/1e6) }
@@ -385,7 +388,18 @@ func sweepPartials(cacheRoot string, progress func(string)) {
 			continue
 		}
 		if err := os.RemoveAll(d); err == nil {
-			report(progress, "removed "+d+", a download a stopped leaserace left")
+			say(progress, "removed "+d+", a download a stopped leaserace left")
 		}
 	}
+}
+
+func say(progress func(string), line string) {
+	if progress != nil {
+		progress(line)
+	}
+}
+
+func isExecutable(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
 }
