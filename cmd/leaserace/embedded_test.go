@@ -189,7 +189,9 @@ func TestCleanupEmbedded(t *testing.T) {
 			// it side by side, and the rest start from it.
 			e.env = []string{"LEASERACE_PG_BINDIR=", "XDG_CACHE_HOME=" + cache,
 				"DOCKER_HOST=unix://" + filepath.Join(cache, "no-docker.sock")}
-			repeatEnding(t, e, 2, func(t *testing.T, i int) []string {
+			// Once each: the process control is the local provider's own
+			// (TestCleanupLocal repeats it), so what differs is the cache.
+			repeatEnding(t, e, 1, func(t *testing.T, i int) []string {
 				return []string{"--pg", "embedded", "--pg-mirror", mirror.URL}
 			})
 		})

@@ -426,3 +426,35 @@ func TestEmbeddedSweepsAbandonedPartialDownloads(t *testing.T) {
 		t.Errorf("progress does not say it removed %s:\n%s", old, l)
 	}
 }
+
+// As root the server runs as the postgres user, who must be able to walk
+// into the cache: when it cannot (root's own cache sits in a closed /root),
+// the start is refused with that reason, before any cluster is made.
+func TestEmbeddedAsRootNeedsACacheThePostgresUserCanReach(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() != 0 {
+		t.Skip("only root hands the server to the postgres user")
+	}
+	jar := zonkytest.Get(t)
+	mirror := zonkytest.NewMirror(t, zonkytest.Serve{Jar: jar.Bytes, Sum: jar.Sum})
+	closed := openDir(t, "lremb")
+	if err := os.Chmod(closed, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	clusters := openDir(t, "lremb")
+	p := embedded(mirror.URL, filepath.Join(closed, "cache"))
+	p.Dir = clusters
+	srv, err := p.Start(providerCtx(t), nil)
+	if err == nil {
+		srv.Close(context.Background())
+		t.Fatal("the server started from a cache its user cannot reach")
+	}
+	for _, want := range []string{"postgres user", "cannot reach the cached binaries", closed + " is mode -rwx------", "XDG_CACHE_HOME"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the error lacks %q: %v", want, err)
+		}
+	}
+	if left := cacheEntries(t, clusters); len(left) > 0 {
+		t.Errorf("a refused start left %v", left)
+	}
+}
