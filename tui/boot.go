@@ -1,6 +1,8 @@
 package tui
 
 import (
+	"strings"
+
 	"github.com/charmbracelet/bubbles/spinner"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/leaserace/leaserace/tui/screen"
@@ -25,7 +27,11 @@ func updateBoot(b screen.Boot, listen tea.Cmd, msg tea.Msg) (screen.Boot, tea.Cm
 		if !msg.ok {
 			return b, nil
 		}
-		if msg.line != "" {
+		if n := len(b.Lines); n > 0 && msg.line != "" && sameSubject(b.Lines[n-1], msg.line) {
+			// Newer news of the same thing (a download's bytes and rate)
+			// replaces the older, so the screen shows it moving.
+			b.Lines[n-1] = msg.line
+		} else if msg.line != "" {
 			b.Lines = append(b.Lines, msg.line)
 			// A handful is enough to show it is moving.
 			if len(b.Lines) > 6 {
@@ -35,4 +41,12 @@ func updateBoot(b screen.Boot, listen tea.Cmd, msg tea.Msg) (screen.Boot, tea.Cm
 		return b, listen
 	}
 	return b, nil
+}
+
+// sameSubject tells whether two progress lines report on one thing: the
+// same words before ": " ("downloading PostgreSQL 16.9.0: 4.2 MB of ...").
+func sameSubject(a, b string) bool {
+	ha, _, okA := strings.Cut(a, ": ")
+	hb, _, okB := strings.Cut(b, ": ")
+	return okA && okB && ha == hb
 }

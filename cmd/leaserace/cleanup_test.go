@@ -57,6 +57,8 @@ type ending struct {
 	codes  []int
 	// repeats, when set, overrides how often the ending is tried.
 	repeats int
+	// env is added to the binary's environment.
+	env []string
 }
 
 func endings(provider string) []ending {
@@ -190,7 +192,7 @@ func runAndCount(t *testing.T, e ending, i int, pgArgs []string, extra ...func(*
 		// from any other test's.
 		cmd = exec.Command("sh", append([]string{"-c", `"$0" "$@"; exit $?`, built.path}, args...)...)
 	}
-	cmd.Env = append(childEnv(), "TMPDIR="+tmp, "NO_COLOR=1", "LEASERACE_FAULT="+fault)
+	cmd.Env = append(append(childEnv(), "TMPDIR="+tmp, "NO_COLOR=1", "LEASERACE_FAULT="+fault), e.env...)
 	stderr := &lockedWriter{w: &bytes.Buffer{}}
 	cmd.Stdout, cmd.Stderr = &bytes.Buffer{}, stderr
 	if err := cmd.Start(); err != nil {

@@ -25,7 +25,8 @@ func shippedFile(name string) string {
 // that does not exist, the local provider told to look nowhere
 // (LEASERACE_PG_BINDIR set and empty, so /usr/lib/postgresql is not
 // searched either), a HOME without a Docker context or testcontainers
-// settings, and no DATABASE_URL or PG* variables.
+// settings, no DATABASE_URL or PG* variables, and the embedded provider's
+// mirror on a loopback port that refuses (no download from the internet).
 func noPostgresEnv(t *testing.T) []string {
 	t.Helper()
 	return []string{
@@ -34,6 +35,7 @@ func noPostgresEnv(t *testing.T) []string {
 		"TMPDIR=" + t.TempDir(),
 		"DOCKER_HOST=unix:///nonexistent/docker.sock",
 		"LEASERACE_PG_BINDIR=",
+		"LEASERACE_PG_MIRROR=http://127.0.0.1:1/m2",
 		"TERM=xterm-256color",
 		"LANG=C.UTF-8",
 	}

@@ -1,3 +1,5 @@
+//go:build unix
+
 package pgserver
 
 import (
@@ -15,9 +17,6 @@ import (
 // A leaserace killed outright (SIGKILL) takes its local server with it, by
 // the parent-death signal, but cannot delete the cluster's directory. These
 // helpers find such leftovers and remove them.
-
-// clusterDirPrefix starts the name of every local cluster's directory.
-const clusterDirPrefix = "leaserace-pg-"
 
 // abandonedAfter keeps the clean-up away from a cluster whose owner may
 // still be busy stopping it.

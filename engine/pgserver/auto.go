@@ -17,6 +17,9 @@ type Options struct {
 	// MaxConnections is the max_connections of a server leaserace starts
 	// (0: PostgreSQL's default).
 	MaxConnections int
+	// Mirror is the Maven repository the embedded provider downloads from
+	// (empty: the library's default).
+	Mirror string
 }
 
 // ByName returns the provider a person asked for by name.
@@ -24,23 +27,31 @@ func ByName(name string, opts Options) (Provider, error) {
 	switch name {
 	case "", "auto":
 		return AutoProvider{Options: opts}, nil
-	case "container", "local":
+	case "container", "local", "embedded":
 		if opts.DSN != "" {
 			return nil, fmt.Errorf("a DSN was given, but the %s provider starts its own server: drop the DSN or choose dsn", name)
 		}
-		if name == "local" {
+		switch name {
+		case "local":
 			return LocalProvider{MaxConnections: opts.MaxConnections}, nil
+		case "embedded":
+			return opts.embedded(), nil
 		}
 		return ContainerProvider{Image: opts.Image, MaxConnections: opts.MaxConnections}, nil
 	case "dsn":
 		return DSNProvider{DSN: opts.DSN}, nil
 	}
-	return nil, fmt.Errorf("unknown PostgreSQL provider %q: choose auto, container, local or dsn", name)
+	return nil, fmt.Errorf("unknown PostgreSQL provider %q: choose auto, container, local, embedded or dsn", name)
+}
+
+func (o Options) embedded() EmbeddedProvider {
+	return EmbeddedProvider{Mirror: o.Mirror, MaxConnections: o.MaxConnections}
 }
 
 // AutoProvider picks a server the way a person would: the one they pointed
 // at (a DSN, DATABASE_URL, PGHOST or PGDATABASE), else a container if Docker
-// answers, else a local cluster. A provider that fails hands over to the
+// answers, else a local cluster, else the embedded server (downloaded once
+// into the user's cache). A provider that fails hands over to the
 // next one and says why through progress.
 type AutoProvider struct {
 	Options Options
@@ -62,7 +73,7 @@ func (a AutoProvider) Start(ctx context.Context, progress func(string)) (*Server
 	if dsnInEnvironment() {
 		chain = append(chain, DSNProvider{})
 	}
-	chain = append(chain, ContainerProvider{Image: a.Options.Image, MaxConnections: a.Options.MaxConnections}, LocalProvider{MaxConnections: a.Options.MaxConnections})
+	chain = append(chain, ContainerProvider{Image: a.Options.Image, MaxConnections: a.Options.MaxConnections}, LocalProvider{MaxConnections: a.Options.MaxConnections}, a.Options.embedded())
 
 	say := func(line string) {
 		if progress != nil {
@@ -104,7 +115,8 @@ func (e *NoServerError) Error() string {
 	var b strings.Builder
 	b.WriteString("no PostgreSQL server could be started or reached. " +
 		"Any one of these fixes it: pass --dsn postgres://user:password@host/dbname for a server you have; " +
-		"install Docker and start it; or install PostgreSQL (Debian: apt-get install postgresql).")
+		"install Docker and start it; install PostgreSQL (Debian: apt-get install postgresql); " +
+		"or let leaserace download PostgreSQL once (--pg embedded; --pg-mirror URL names a Maven repository on a closed network).")
 	for _, f := range e.Failures {
 		b.WriteString("\n" + f.Provider + ": " + f.Err.Error())
 	}

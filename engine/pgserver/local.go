@@ -1,7 +1,10 @@
+//go:build unix
+
 package pgserver
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"net/url"
@@ -9,46 +12,11 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 )
-
-// LocalProvider runs a throwaway PostgreSQL cluster from the server binaries
-// installed on this machine. The cluster lives in a temporary directory,
-// listens only on a Unix socket there, and is deleted by Close. Start first
-// removes the clusters beside it that a killed leaserace left (their owner
-// process is gone) and says so through progress.
-type LocalProvider struct {
-	// Dir is where the temporary directory is made; empty means os.TempDir().
-	// Keep it short: a Unix socket path must fit in about 100 bytes.
-	Dir string
-	// Made, if set, hears the cluster's directory as soon as it exists,
-	// before initdb runs, so that a caller which may be killed outright
-	// can have someone else remove it.
-	Made func(dir string)
-	// MaxConnections, when above PostgreSQL's default of 100, is the
-	// cluster's max_connections: a room of many attendees needs more than
-	// the default. At or below it, the default stays.
-	MaxConnections int
-}
-
-// defaultMaxConnections is PostgreSQL's own default for max_connections.
-const defaultMaxConnections = 100
-
-// Name is the provider's name on the command line.
-func (LocalProvider) Name() string { return "local" }
-
-// ErrNoServerBinaries means this machine has no PostgreSQL server installed.
-var ErrNoServerBinaries = errors.New("PostgreSQL server binaries not found: install postgresql (Debian: apt-get install postgresql) or use --pg container / --dsn")
-
-// The local cluster always uses this port number: with no TCP listener
-// it only names the socket file inside our private directory, so it cannot
-// clash with another server. Saying it explicitly keeps a PGPORT in the
-// environment from sending the server or the client elsewhere.
-const localPort = "5432"
 
 // Start brings the server up; progress, if not nil, hears what it does.
 func (p LocalProvider) Start(ctx context.Context, progress func(string)) (*Server, error) {
@@ -57,12 +25,50 @@ func (p LocalProvider) Start(ctx context.Context, progress func(string)) (*Serve
 	if err != nil {
 		return nil, err
 	}
+	return startCluster(ctx, cluster{
+		provider: "local", initdb: initdb, postgres: postgres, began: began,
+		parent: p.Dir, made: p.Made, maxConnections: p.MaxConnections, port: localPort,
+	}, progress)
+}
+
+// cluster is what startCluster needs to know about one throwaway cluster.
+type cluster struct {
+	// provider names the provider in the Server and its messages.
+	provider string
+	// initdb and postgres are the server's programs.
+	initdb, postgres string
+	began            time.Time
+	// parent, made and maxConnections are as in LocalProvider.
+	parent         string
+	made           func(dir string)
+	maxConnections int
+	// port names the Unix socket and, with tcp, the TCP port.
+	port string
+	// tcp also listens on 127.0.0.1 at port, for password logins only
+	// (the password is random and kept nowhere): the socket in the
+	// private directory stays the only way in without one.
+	tcp bool
+	// check, if set, runs once the server's user is known, before any
+	// directory is made: it may refuse to go on.
+	check func(cred *syscall.Credential) error
+}
+
+// startCluster makes a cluster in a new directory under c.parent, starts
+// its server and waits until it answers. The directory is removed on every
+// failure and by the Server's Close.
+func startCluster(ctx context.Context, c cluster, progress func(string)) (*Server, error) {
+	initdb, postgres, began := c.initdb, c.postgres, c.began
 	cred, err := serverCredential()
 	if err != nil {
 		return nil, err
 	}
+	if c.check != nil {
+		if err := c.check(cred); err != nil {
+			return nil, err
+		}
+	}
 
-	parent := p.Dir
+	parent := c.parent
 	if parent == "" {
 		parent = os.TempDir()
 	}
@@ -79,7 +85,7 @@ func (p LocalProvider) Start(ctx context.Context, progress func(string)) (*Serve
 	removeAbandoned(parent, me, serverUID, progress)
 	dir, err := os.MkdirTemp(parent, clusterDirPrefix)
 	if err != nil {
-		return nil, fmt.Errorf("making a directory for the local PostgreSQL cluster: %w", err)
+		return nil, fmt.Errorf("making a directory for the %s PostgreSQL cluster: %w", c.provider, err)
 	}
 	started := false
 	defer func() {
@@ -94,8 +100,23 @@ func (p LocalProvider) Start(ctx context.Context, progress func(string)) (*Serve
 			return nil, err
 		}
 	}
-	if p.Made != nil {
-		p.Made(dir)
+	if c.made != nil {
+		c.made(dir)
+	}
+	initArgs := []string{"-D", filepath.Join(dir, "data"), "-U", "postgres",
+		"--auth=trust", "-E", "UTF8", "--locale=C", "--no-sync"}
+	if c.tcp {
+		pwfile := filepath.Join(dir, "pwfile")
+		if err := os.WriteFile(pwfile, []byte(rand.Text()), 0o600); err != nil {
+			return nil, fmt.Errorf("writing the cluster's password file: %w", err)
+		}
+		if cred != nil {
+			if err := os.Chown(pwfile, int(cred.Uid), int(cred.Gid)); err != nil {
+				return nil, fmt.Errorf("handing %s to the postgres user: %w", pwfile, err)
+			}
+		}
+		defer os.Remove(pwfile) // initdb has read it by then
+		initArgs = append(initArgs, "--auth-local=trust", "--auth-host=scram-sha-256", "--pwfile="+pwfile)
 	}
 	if cred != nil {
 		if err := os.Chown(dir, int(cred.Uid), int(cred.Gid)); err != nil {
@@ -105,12 +126,11 @@ func (p LocalProvider) Start(ctx context.Context, progress func(string)) (*Serve
 	data := filepath.Join(dir, "data")
 
 	report(progress, "initdb")
-	cmd := exec.CommandContext(ctx, initdb, "-D", data, "-U", "postgres",
-		"--auth=trust", "-E", "UTF8", "--locale=C", "--no-sync")
+	cmd := exec.CommandContext(ctx, initdb, initArgs...)
 	cmd.Dir = dir // the postgres user may not be allowed into our working directory
-	// Pdeathsig: killed outright, we take initdb with us instead of leaving
-	// it writing into a directory someone is removing.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGKILL}
+	// Killed outright, we take initdb with us (where the system can) instead
+	// of leaving it writing into a directory someone is removing.
+	cmd.SysProcAttr = childAttr(cred, false)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("initdb failed: %w\n%s", err, lastLines(out, 15))
 	}
@@ -122,26 +142,26 @@ func (p LocalProvider) Start(ctx context.Context, progress func(string)) (*Serve
 		return nil, fmt.Errorf("making the server log file: %w", err)
 	}
 	defer logFile.Close() // the child holds its own copy
+	listen := ""
+	if c.tcp {
+		listen = "127.0.0.1"
+	}
 	// Not CommandContext: ctx only bounds the start, the server must outlive it.
-	args := []string{"-D", data, "-k", dir, "-p", localPort,
-		"-c", "listen_addresses=",
+	args := []string{"-D", data, "-k", dir, "-p", c.port,
+		"-c", "listen_addresses=" + listen,
 		"-c", "fsync=off", "-c", "full_page_writes=off", "-c", "synchronous_commit=off"}
-	if p.MaxConnections > defaultMaxConnections {
-		args = append(args, "-c", "max_connections="+strconv.Itoa(p.MaxConnections))
+	if c.maxConnections > defaultMaxConnections {
+		args = append(args, "-c", "max_connections="+strconv.Itoa(c.maxConnections))
 	}
 	srv := exec.Command(postgres, args...)
 	srv.Dir = dir
 	srv.Stdout = logFile
 	srv.Stderr = logFile
-	srv.SysProcAttr = &syscall.SysProcAttr{
-		Credential: cred,
-		// Its own process group, so a Ctrl-C in the terminal reaches only us
-		// and we stop the server in order.
-		Setpgid: true,
-		// If leaserace is killed outright, the server goes with it. (The
-		// signal follows the forking thread; Go keeps its threads alive.)
-		Pdeathsig: syscall.SIGKILL,
-	}
+	// Its own process group, so a Ctrl-C in the terminal reaches only us and
+	// we stop the server in order; and, where the system can, it goes with
+	// us if leaserace is killed outright. (That signal follows the forking
+	// thread; Go keeps its threads alive.)
+	srv.SysProcAttr = childAttr(cred, true)
 	if err := srv.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", postgres, err)
 	}
@@ -153,7 +173,7 @@ func (p LocalProvider) Start(ctx context.Context, progress func(string)) (*Serve
 	stop := func(ctx context.Context) error {
 		err := stopProcessGroup(ctx, srv.Process.Pid, exited)
 		if rmErr := os.RemoveAll(dir); rmErr != nil {
-			err = errors.Join(err, fmt.Errorf("removing the local cluster's directory: %w", rmErr))
+			err = errors.Join(err, fmt.Errorf("removing the %s cluster's directory: %w", c.provider, rmErr))
 		}
 		return err
 	}
@@ -164,7 +184,7 @@ func (p LocalProvider) Start(ctx context.Context, progress func(string)) (*Serve
 		Path:   "/postgres",
 		// Slashes stay readable: they are legal in a query.
 		RawQuery: "host=" + strings.ReplaceAll(url.QueryEscape(dir), "%2F", "/") +
-			"&port=" + localPort + "&sslmode=disable",
+			"&port=" + c.port + "&sslmode=disable",
 	}).String()
 	version, err := waitForLocal(ctx, dsn, exited)
 	if err != nil {
@@ -175,7 +195,7 @@ func (p LocalProvider) Start(ctx context.Context, progress func(string)) (*Serve
 		return nil, errors.Join(fmt.Errorf("%w\nserver log:\n%s", err, lastLines(log, 15)), stopErr)
 	}
 	started = true
-	return &Server{Provider: "local", DSN: dsn, Took: time.Since(began), Version: version, ID: dir, stop: stop}, nil
+	return &Server{Provider: c.provider, DSN: dsn, Took: time.Since(began), Version: version, ID: dir, stop: stop}, nil
 }
 
 // waitForLocal connects until the server answers, it dies, or ctx ends.
@@ -263,76 +283,4 @@ func serverCredential() (*syscall.Credential, error) {
 		return nil, fmt.Errorf("reading the postgres user's gid %q: %w", u.Gid, err)
 	}
 	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
-}
-
-// envBinDir, when set, is the only place findServerBinaries looks: a list
-// of directories like PATH. Set and empty, it looks nowhere, which is how
-// tests show leaserace a machine without PostgreSQL.
-const envBinDir = "LEASERACE_PG_BINDIR"
-
-// findServerBinaries looks for initdb and postgres side by side: on PATH
-// (also behind a symlink there), then in Debian's versioned directories,
-// newest first, then where a source build installs them.
-func findServerBinaries() (initdb, postgres string, err error) {
-	if only, ok := os.LookupEnv(envBinDir); ok {
-		for _, d := range filepath.SplitList(only) {
-			i, p := filepath.Join(d, "initdb"), filepath.Join(d, "postgres")
-			if d != "" && isExecutable(i) && isExecutable(p) {
-				return i, p, nil
-			}
-		}
-		return "", "", fmt.Errorf("%w (%s=%q says where to look)", ErrNoServerBinaries, envBinDir, only)
-	}
-	var dirs []string
-	if p, err := exec.LookPath("initdb"); err == nil {
-		dirs = append(dirs, filepath.Dir(p))
-		if real, err := filepath.EvalSymlinks(p); err == nil {
-			dirs = append(dirs, filepath.Dir(real))
-		}
-	}
-	debian, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
-	slices.SortFunc(debian, func(a, b string) int {
-		return compareVersions(filepath.Base(filepath.Dir(b)), filepath.Base(filepath.Dir(a)))
-	})
-	dirs = append(dirs, debian...)
-	dirs = append(dirs, "/usr/local/pgsql/bin")
-	for _, d := range dirs {
-		i, p := filepath.Join(d, "initdb"), filepath.Join(d, "postgres")
-		if isExecutable(i) && isExecutable(p) {
-			return i, p, nil
-		}
-	}
-	return "", "", ErrNoServerBinaries
-}
-
-func isExecutable(path string) bool {
-	fi, err := os.Stat(path)
-	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
-}
-
-// compareVersions orders "9.6" before "15" before "16".
-func compareVersions(a, b string) int {
-	as, bs := strings.Split(a, "."), strings.Split(b, ".")
-	for i := 0; i < len(as) || i < len(bs); i++ {
-		var x, y int
-		if i < len(as) {
-			x, _ = strconv.Atoi(as[i])
-		}
-		if i < len(bs) {
-			y, _ = strconv.Atoi(bs[i])
-		}
-		if x != y {
-			return x - y
-		}
-	}
-	return 0
-}
-
-// lastLines keeps the end of a tool's output for an error message.
-func lastLines(out []byte, n int) string {
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }

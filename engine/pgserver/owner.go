@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 )
 
 // A leaserace killed outright (SIGKILL) cannot remove what it was making: a
@@ -178,8 +177,8 @@ func readOwnerFile(dir string, uid int) (owner, error) {
 	if err != nil {
 		return owner{}, err
 	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !fi.Mode().IsRegular() || !ok || int(st.Uid) != uid || fi.Size() > 4096 {
+	fuid, ok := fileUID(fi)
+	if !fi.Mode().IsRegular() || !ok || fuid != uid || fi.Size() > 4096 {
 		return owner{}, errNotOurOwnerFile
 	}
 	b, err := os.ReadFile(path)

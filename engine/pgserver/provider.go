@@ -4,7 +4,7 @@ import "context"
 
 // Provider starts (or finds) a PostgreSQL server for leaserace to use.
 type Provider interface {
-	// Name is the word used on the command line: container, local or dsn.
+	// Name is the word used on the command line: container, local, embedded or dsn.
 	Name() string
 	// Start brings a server up. progress, if not nil, receives short lines
 	// ("initdb", "starting postgres") while it works. The caller must Close
@@ -17,5 +17,6 @@ var (
 	_ Provider = LocalProvider{}
 	_ Provider = ContainerProvider{}
 	_ Provider = DSNProvider{}
+	_ Provider = EmbeddedProvider{}
 	_ Provider = AutoProvider{}
 )

@@ -482,13 +482,13 @@ func TestDSNProviderKeepsPasswordsOutOfErrors(t *testing.T) {
 }
 
 func TestProviderByName(t *testing.T) {
-	for name, want := range map[string]string{"": "auto", "auto": "auto", "container": "container", "local": "local", "dsn": "dsn"} {
+	for name, want := range map[string]string{"": "auto", "auto": "auto", "container": "container", "local": "local", "embedded": "embedded", "dsn": "dsn"} {
 		p, err := pgserver.ByName(name, pgserver.Options{})
 		if err != nil || p.Name() != want {
 			t.Errorf("ProviderByName(%q) = %v, %v; want %s", name, p, err, want)
 		}
 	}
-	if _, err := pgserver.ByName("cloud", pgserver.Options{}); err == nil || !strings.Contains(err.Error(), "auto, container, local or dsn") {
+	if _, err := pgserver.ByName("cloud", pgserver.Options{}); err == nil || !strings.Contains(err.Error(), "auto, container, local, embedded or dsn") {
 		t.Errorf("an unknown name gave %v", err)
 	}
 	if _, err := pgserver.ByName("local", pgserver.Options{DSN: "postgres://h/db"}); err == nil {

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
@@ -88,7 +87,7 @@ func (w *watcherLink) start() error {
 	cmd.Env = append(os.Environ(), envWatcher+"=1")
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	// Its own process group, so the Ctrl-C that kills the tests spares it.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = ownGroup()
 	pipe, err := cmd.StdinPipe()
 	if err != nil {
 		return fmt.Errorf("making the watcher's pipe: %w", err)

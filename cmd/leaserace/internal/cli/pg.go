@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"time"
 
 	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/engine/pgdsn"
 	"github.com/leaserace/leaserace/engine/pgserver"
 	"github.com/spf13/pflag"
 )
@@ -16,29 +18,39 @@ type PGFlags struct {
 	Kind  string // --pg
 	DSN   string
 	Image string
+	// Mirror is the Maven repository --pg embedded downloads from.
+	Mirror string
 	// MaxConns, when set by a command, is max_connections for a server
 	// leaserace starts (serve sizes it to the room).
 	MaxConns int
 }
 
 func (p *PGFlags) Register(fs *pflag.FlagSet, getenv func(string) string) {
-	fs.StringVar(&p.Kind, "pg", "auto", "where PostgreSQL comes from: auto, container, local or dsn")
+	fs.StringVar(&p.Kind, "pg", "auto", "where PostgreSQL comes from: auto, container, local, embedded or dsn")
 	fs.StringVar(&p.DSN, "dsn", "", "connection string for --pg dsn (else DATABASE_URL or the PG* variables)")
 	fs.StringVar(&p.Image, "pg-image", getenv("LEASERACE_PG_IMAGE"), "container image for --pg container (env LEASERACE_PG_IMAGE)")
+	fs.StringVar(&p.Mirror, "pg-mirror", getenv("LEASERACE_PG_MIRROR"), "Maven repository URL that --pg embedded (and auto) downloads PostgreSQL from once, for a proxy or a closed network (env LEASERACE_PG_MIRROR)")
 }
 
 // Provider checks the flags and builds the provider without starting it.
 func (p *PGFlags) Provider(a *App) (pgserver.Provider, error) {
 	switch p.Kind {
-	case "auto", "container", "local", "dsn":
+	case "auto", "container", "local", "embedded", "dsn":
 	default:
-		return nil, UsageErr("--pg %q: want auto, container, local or dsn", p.Kind)
+		return nil, UsageErr("--pg %q: want auto, container, local, embedded or dsn", p.Kind)
 	}
 	if p.DSN != "" && p.Kind != "dsn" && p.Kind != "auto" {
 		return nil, UsageErr("--dsn is used only with --pg dsn or --pg auto, not with --pg %s", p.Kind)
 	}
 	a.AddSecretsFromDSN(p.DSN)
-	prov, err := pgserver.ByName(p.Kind, pgserver.Options{DSN: p.DSN, Image: p.Image, MaxConnections: p.MaxConns})
+	if p.Mirror != "" {
+		u, err := url.Parse(p.Mirror)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, UsageErr("--pg-mirror (or LEASERACE_PG_MIRROR) %q: want the http:// or https:// URL of a Maven repository", pgdsn.Redact(p.Mirror))
+		}
+		a.AddSecretsFromDSN(p.Mirror) // a mirror's URL may carry a login
+	}
+	prov, err := pgserver.ByName(p.Kind, pgserver.Options{DSN: p.DSN, Image: p.Image, Mirror: p.Mirror, MaxConnections: p.MaxConns})
 	if err != nil {
 		return nil, UsageErr("--pg %s: %w", p.Kind, err)
 	}

@@ -1,0 +1,253 @@
+// Package zonkytest builds, from this machine's own PostgreSQL binaries, a
+// jar laid out like zonky.io's embedded-postgres-binaries, and serves it
+// from a loopback Maven repository: the embedded provider's tests download
+// a real server without the internet.
+package zonkytest
+
+import (
+	"archive/tar"
+	"archive/zip"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/leaserace/leaserace/engine/pgserver"
+)
+
+// Version is the version the jar is published under. Its server is the
+// machine's own PostgreSQL, whatever its version.
+const Version = "15.0.0-leaserace-test"
+
+// Jar is a built jar and its sha256 in hex.
+type Jar struct {
+	Bytes []byte
+	Sum   string
+}
+
+// built holds the one jar of this test process: building it costs seconds,
+// and every test may share it, as nothing changes it.
+var built = sync.OnceValues(build)
+
+// Get returns the jar, building it on first use; it skips the test when
+// this machine has no Debian-layout PostgreSQL to build it from.
+func Get(t testing.TB) Jar {
+	t.Helper()
+	j, err := built()
+	if errors.Is(err, errNoBinaries) || errors.Is(err, errNoXz) {
+		if os.Getenv("LEASERACE_REQUIRE_POSTGRES") == "1" {
+			t.Fatalf("LEASERACE_REQUIRE_POSTGRES=1: %v", err)
+		}
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatalf("building the test jar: %v", err)
+	}
+	return j
+}
+
+var errNoXz = errors.New("no xz command (Debian: apt-get install xz-utils) to build the test jar with")
+
+var errNoBinaries = errors.New("no PostgreSQL binaries in /usr/lib/postgresql/*/bin to build a jar from")
+
+// build lays out PostgreSQL as zonky's .txz does (bin/ of symlinks into
+// lib/postgresql/N/bin, beside lib/postgresql/N/lib and share/postgresql/N;
+// Debian's binaries find lib/ and share/ relative to themselves), without
+// the JIT's bitcode, which zonky's builds do not have either.
+func build() (Jar, error) {
+	bins, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb")
+	if len(bins) == 0 {
+		return Jar{}, errNoBinaries
+	}
+	slices.Sort(bins)
+	major := filepath.Base(filepath.Dir(filepath.Dir(bins[len(bins)-1])))
+	var txz bytes.Buffer
+	if err := writeTxz(&txz, major); err != nil {
+		return Jar{}, err
+	}
+	var jar bytes.Buffer
+	zw := zip.NewWriter(&jar)
+	w, err := zw.CreateHeader(&zip.FileHeader{Name: "postgres-linux-x86_64.txz", Method: zip.Store})
+	if err != nil {
+		return Jar{}, err
+	}
+	if _, err := w.Write(txz.Bytes()); err != nil {
+		return Jar{}, err
+	}
+	if err := zw.Close(); err != nil {
+		return Jar{}, err
+	}
+	sum := sha256.Sum256(jar.Bytes())
+	return Jar{Bytes: jar.Bytes(), Sum: hex.EncodeToString(sum[:])}, nil
+}
+
+// writeTxz writes the tree as an xz'd tar through the xz command (Go has
+// no encoder fast enough to build it for every test run).
+func writeTxz(out *bytes.Buffer, major string) error {
+	path, err := exec.LookPath("xz")
+	if err != nil {
+		return fmt.Errorf("%w: %v", errNoXz, err)
+	}
+	cmd := exec.Command(path, "-1", "-T1", "-c")
+	cmd.Stdout = out
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	werr := writeTar(in, major)
+	in.Close()
+	if err := cmd.Wait(); err != nil {
+		return fmt.Errorf("xz: %w", err)
+	}
+	return werr
+}
+
+func writeTar(w io.Writer, major string) error {
+	tw := tar.NewWriter(w)
+	lib := "lib/postgresql/" + major
+	trees := [][2]string{
+		{"/usr/lib/postgresql/" + major + "/bin", lib + "/bin"},
+		{"/usr/lib/postgresql/" + major + "/lib", lib + "/lib"},
+		{"/usr/share/postgresql/" + major, "share/postgresql/" + major},
+	}
+	for _, tr := range trees {
+		if err := addTree(tw, tr[0], tr[1]); err != nil {
+			return err
+		}
+	}
+	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: "bin/", Mode: 0o755}); err != nil {
+		return err
+	}
+	names, err := os.ReadDir(trees[0][0])
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		h := &tar.Header{Typeflag: tar.TypeSymlink, Name: "bin/" + n.Name(), Linkname: "../" + lib + "/bin/" + n.Name(), Mode: 0o777}
+		if err := tw.WriteHeader(h); err != nil {
+			return err
+		}
+	}
+	return tw.Close()
+}
+
+// addTree adds src as dst, following symlinks except a relative one to a
+// neighbour (postmaster -> postgres), which stays a link.
+func addTree(tw *tar.Writer, src, dst string) error {
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() && d.Name() == "bitcode" {
+			return filepath.SkipDir
+		}
+		name := filepath.ToSlash(filepath.Join(dst, rel))
+		if d.Type()&fs.ModeSymlink != 0 {
+			if target, err := os.Readlink(p); err == nil && !strings.Contains(target, "/") {
+				return tw.WriteHeader(&tar.Header{Typeflag: tar.TypeSymlink, Name: name, Linkname: target, Mode: 0o777})
+			}
+		}
+		fi, err := os.Stat(p)
+		if err != nil {
+			return err
+		}
+		if fi.IsDir() {
+			return tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: name + "/", Mode: 0o755})
+		}
+		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: int64(fi.Mode().Perm()), Size: fi.Size()}); err != nil {
+			return err
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		_, err = io.Copy(tw, f)
+		return err
+	})
+}
+
+// Mirror is a Maven-layout repository on loopback serving one jar.
+type Mirror struct {
+	*httptest.Server
+	mu       sync.Mutex
+	requests int
+}
+
+// Serve says how a Mirror answers.
+type Serve struct {
+	// Jar is the jar's body; Sum the .sha256's ("" for none: 404).
+	Jar []byte
+	Sum string
+	// Hang answers the jar's request with nothing until the client goes.
+	Hang bool
+	// CutAfter, when above zero, promises the whole jar but hangs up after
+	// this many bytes.
+	CutAfter int
+}
+
+// NewMirror serves s, for any version, until the test ends.
+func NewMirror(t testing.TB, s Serve) *Mirror {
+	t.Helper()
+	m := &Mirror{}
+	// Every version of this machine's artifact: the jar is the machine's
+	// own PostgreSQL whatever version is asked for.
+	artifacts := path.Dir(path.Dir(pgserver.EmbeddedJarURL("", Version))) + "/"
+	m.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		m.mu.Lock()
+		m.requests++
+		m.mu.Unlock()
+		switch {
+		case strings.HasPrefix(r.URL.Path, artifacts) && strings.HasSuffix(r.URL.Path, ".jar"):
+			if s.Hang {
+				<-r.Context().Done()
+				return
+			}
+			w.Header().Set("Content-Length", fmt.Sprint(len(s.Jar)))
+			if s.CutAfter > 0 {
+				w.Write(s.Jar[:s.CutAfter])
+				if hj, ok := w.(http.Hijacker); ok {
+					if c, _, err := hj.Hijack(); err == nil {
+						c.Close()
+					}
+				}
+				return
+			}
+			w.Write(s.Jar)
+		case strings.HasPrefix(r.URL.Path, artifacts) && strings.HasSuffix(r.URL.Path, ".jar.sha256"):
+			if s.Sum == "" {
+				http.NotFound(w, r)
+				return
+			}
+			io.WriteString(w, s.Sum)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(m.Close)
+	return m
+}
+
+// Requests counts the requests the mirror has had.
+func (m *Mirror) Requests() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.requests
+}
