@@ -183,3 +183,14 @@ func (m *probe) View() string {
 	}
 	return fmt.Sprintf("%s user=%s\nsize=%dx%d\ncount=%d\nnote=%s", m.title, m.s.User, m.w, m.h, m.count, m.note)
 }
+
+// attendeeNamed finds user among list. Tests name attendees rather than
+// count on their order: sessions that dial together arrive in any order.
+func attendeeNamed(list []AttendeeInfo, user string) (AttendeeInfo, bool) {
+	for _, a := range list {
+		if a.User == user {
+			return a, true
+		}
+	}
+	return AttendeeInfo{}, false
+}
