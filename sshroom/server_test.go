@@ -425,7 +425,7 @@ func TestShutdownStuckModel(t *testing.T) {
 	alice.WaitScreen(5*time.Second, "probe user=alice")
 	bob.WaitScreen(5*time.Second, "probe user=bob")
 	alice.Press("x")
-	time.Sleep(100 * time.Millisecond)
+	rec.waitStuck(t, "alice", 5*time.Second)
 
 	start := time.Now()
 	err = s.Shutdown(context.Background())
@@ -477,7 +477,7 @@ func TestBroadcast(t *testing.T) {
 	alice.WaitScreen(5*time.Second, "probe user=alice")
 	bob.WaitScreen(5*time.Second, "probe user=bob")
 	bob.Press("x") // bob's model is stuck in Update
-	time.Sleep(100 * time.Millisecond)
+	rec.waitStuck(t, "bob", 5*time.Second)
 
 	start := time.Now()
 	for i := range 1000 {
