@@ -163,6 +163,9 @@ func present(t testing.TB, d db, room string) *presenter {
 			<-p.done
 		}
 		cancel()
+		// Bubble Tea cannot cancel a read from a pipe: its input reader
+		// ends only when the pipe does (else goleak counts it).
+		_ = pw.Close()
 	})
 	p.waitScreen(30*time.Second, "presenting")
 	return p
@@ -243,3 +246,6 @@ func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
 
 // event is how the header says where a run is.
 func event(n int) string { return fmt.Sprintf("event %d/6", n) }
+
+// fullHelp is on an attendee's screen only while the full help (?) shows.
+const fullHelp = "reconnect"

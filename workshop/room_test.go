@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/leaserace/leaserace/engine/pgtest"
 	"github.com/leaserace/leaserace/engine/room"
 	"github.com/leaserace/leaserace/scenario"
 	"github.com/leaserace/leaserace/sshroom"
@@ -58,8 +59,12 @@ func TestAttendeesStepIndependently(t *testing.T) {
 
 	bob.Press("l")
 	bob.WaitScreen(10*time.Second, event(1))
-	time.Sleep(200 * time.Millisecond)
-	if scr := alice.Screen(); !strings.Contains(scr, event(3)) {
+	// Not a pause: the board has bob's step, and alice's program handles a
+	// key of hers after it (full help on); only then is her unchanged
+	// screen evidence that bob's step did not move her.
+	waitFor(t, pgtest.WaitTimeout(), "the board showing bob at event 1", func() bool { return seatOf(t, r.Store(), "bob").Pos == 1 })
+	alice.Press("?")
+	if scr := alice.WaitScreen(pgtest.WaitTimeout(), fullHelp); !strings.Contains(scr, event(3)) {
 		t.Errorf("bob's step moved alice; she sees:\n%s", scr)
 	}
 	if got, want := d.lease(t, aliceRun), (lease{owner: "B", fence: 2}); got != want {
@@ -200,10 +205,13 @@ func TestFollowThePresenter(t *testing.T) {
 	p.press("l")
 	p.press("l")
 	bob.WaitScreen(10*time.Second, event(3), "B acquire")
-	time.Sleep(300 * time.Millisecond)
-	if scr := alice.Screen(); !strings.Contains(scr, event(1)) {
+	// Not a pause: bob, following, has both steps, and alice's program
+	// handles a key of hers after that (full help on, then off again).
+	alice.Press("?")
+	if scr := alice.WaitScreen(pgtest.WaitTimeout(), fullHelp); !strings.Contains(scr, event(1)) {
 		t.Errorf("the presenter moved alice after she broke away; she sees:\n%s", scr)
 	}
+	alice.Press("?")
 	if got, want := d.lease(t, aliceRun), (lease{owner: "A", fence: 1}); got != want {
 		t.Errorf("alice's lease while on her own: %+v, want %+v (untouched)", got, want)
 	}
