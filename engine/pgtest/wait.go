@@ -63,7 +63,12 @@ func eventually(limit time.Duration, cond func() bool) error {
 // without being a leak of ours (goleak already ignores the runtime's and
 // the testing package's own).
 func leakOptions() []goleak.Option {
-	return nil
+	return []goleak.Option{
+		// teatest.NewTestModel waits for a SIGINT in a goroutine of its
+		// own that nothing ends once the program is done: one per model,
+		// the library's, not the test's.
+		goleak.IgnoreAnyFunction("github.com/charmbracelet/x/exp/teatest.NewTestModel.func2"),
+	}
 }
 
 // findLeaks reports goroutines still running after the tests, once Main
