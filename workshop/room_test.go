@@ -375,12 +375,20 @@ func TestTwoServersOneRoom(t *testing.T) {
 func TestVanishedClientLeavesNothing(t *testing.T) {
 	d := scratch(t)
 	r := serve(t, d, workshop.Config{Room: "vanish", SSH: sshroom.Config{IdleTimeout: 3 * time.Second}})
+	// Only carol falls silent: alice and bob keep typing from the moment
+	// they join, so however slowly a loaded machine seats the others, the
+	// idle timeout can end carol's session and no one else's.
 	alice, aliceRun := attendRun(t, d, r, "alice")
+	stopAlice := keepTyping(alice)
+	defer stopAlice()
 	bob := attend(t, r, "bob")
+	stopBob := keepTyping(bob)
+	defer stopBob()
 	_, carolRun := attendRun(t, d, r, "carol")
 	alice.Press("ll")
 	alice.WaitScreen(10*time.Second, event(2))
 
+	stopAlice()
 	if err := alice.Kill(); err != nil {
 		t.Fatal(err)
 	}
@@ -397,21 +405,19 @@ func TestVanishedClientLeavesNothing(t *testing.T) {
 	waitFor(t, 10*time.Second, "alice's run schemas dropped after her connection vanished", gone(aliceRun))
 	waitFor(t, 5*time.Second, "alice's seat gone", func() bool { return seatOf(t, r.Store(), "alice").ID == "" })
 
-	// bob keeps typing; carol says nothing and is ended by the timeout.
-	for range 6 {
-		bob.Press("l")
-		bob.Press("h")
-		time.Sleep(500 * time.Millisecond)
-	}
+	// bob still typing; carol says nothing and is ended by the timeout,
+	// at least 3 s after she joined: bob, typing all along, outlasts it.
+	// The session's end drops the run's schemas, then the seat, then the
+	// attendee: as for alice, each is waited for.
 	waitFor(t, 10*time.Second, "carol's run schemas dropped after the idle timeout", gone(carolRun))
-	if seatOf(t, r.Store(), "carol").ID != "" {
-		t.Errorf("carol's seat outlived her idle session")
-	}
+	waitFor(t, 5*time.Second, "carol's seat gone after her idle session", func() bool { return seatOf(t, r.Store(), "carol").ID == "" })
+	waitFor(t, 5*time.Second, "bob the only attendee left", func() bool {
+		got := r.Attendees()
+		return len(got) == 1 && got[0].User == "bob"
+	})
+	stopBob()
 	bob.Press("l")
 	bob.WaitScreen(10*time.Second, event(1))
-	if got := r.Attendees(); len(got) != 1 || got[0].User != "bob" {
-		t.Errorf("attendees left: %+v, want bob only", got)
-	}
 }
 
 // TestShutdownLeavesNothing: Shutdown, as SIGTERM to serve does it, tells
