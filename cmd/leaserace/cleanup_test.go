@@ -697,8 +697,8 @@ func dsnLeftovers(dsn, db string) func(*testing.T) []string {
 	return func(t *testing.T) []string {
 		t.Helper()
 		var left []string
-		if n := countSchemas(t, dsn, `lr\_%`); n > 0 {
-			left = append(left, fmt.Sprintf("%d lr_ schemas in %s", n, db))
+		if names := schemasLike(t, dsn, `lr\_%`); len(names) > 0 {
+			left = append(left, fmt.Sprintf("%d lr_ schemas in %s: %s", len(names), db, strings.Join(names, ", ")))
 		}
 		// The server notices closed sessions a moment later.
 		sessions := sessionsIn(t, dsn, db)
@@ -727,4 +727,22 @@ func sessionsIn(t *testing.T, dsn, db string) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// schemasLike names the schemas matching like, so a leftover says which.
+func schemasLike(t *testing.T, dsn, like string) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), pgtest.WaitTimeout())
+	defer cancel()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	rows, _ := conn.Query(ctx, "SELECT nspname FROM pg_namespace WHERE nspname LIKE $1 ORDER BY 1", like)
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return names
 }
