@@ -64,12 +64,13 @@ type recorder struct {
 	cleaned  map[string]int
 	changed  chan struct{}
 	release  chan struct{} // unblocks a model stuck on x
+	stuck    chan string   // hears the user whose model got stuck on x
 	sessions map[string]Session
 }
 
 func newRecorder() *recorder {
 	return &recorder{started: map[string]int{}, cleaned: map[string]int{}, sessions: map[string]Session{},
-		changed: make(chan struct{}, 1), release: make(chan struct{})}
+		changed: make(chan struct{}, 1), release: make(chan struct{}), stuck: make(chan string, 16)}
 }
 
 func (r *recorder) app(ctx context.Context, s Session) (tea.Model, func(), error) {
@@ -120,7 +121,26 @@ func (r *recorder) waitCleaned(t *testing.T, user string, n int, d time.Duration
 	}
 }
 
+// waitStuck waits until user's model is stuck in Update (it got an x).
+func (r *recorder) waitStuck(t *testing.T, user string, d time.Duration) {
+	t.Helper()
+	end := time.After(d)
+	for {
+		select {
+		case u := <-r.stuck:
+			if u == user {
+				return
+			}
+		case <-end:
+			t.Fatalf("%s's model did not get stuck within %s", user, d)
+		}
+	}
+}
+
 type noteMsg string
+
+// suspendedMsg comes after a tea.Suspend the probe asked for.
+type suspendedMsg struct{}
 
 // probe is the test model: it shows who it serves, its size, a counter and
 // the last broadcast note, and misbehaves on request.
@@ -132,6 +152,7 @@ type probe struct {
 	w, h      int
 	count     int
 	note      string
+	suspends  int
 	viewPanic bool
 }
 
@@ -143,6 +164,8 @@ func (m *probe) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.w, m.h = msg.Width, msg.Height
 	case noteMsg:
 		m.note = string(msg)
+	case suspendedMsg:
+		m.suspends++
 	case tea.KeyMsg:
 		if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 {
 			// Keys typed quickly arrive as one message: one at a time here.
@@ -167,8 +190,11 @@ func (m *probe) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		case "s":
 			return m, tea.Sequence(func() tea.Msg { return nil }, func() tea.Msg { panic("probe: a panic in a sequence") })
 		case "ctrl+z", "z":
-			return m, tea.Suspend
+			// suspendedMsg follows the suspend through the program, so
+			// the screen's suspends count proves the suspend was handled.
+			return m, tea.Sequence(tea.Suspend, func() tea.Msg { return suspendedMsg{} })
 		case "x":
+			m.rec.stuck <- m.s.User
 			<-m.rec.release // stuck until the test lets go
 		case "q", "ctrl+c":
 			return m, tea.Quit
@@ -181,5 +207,16 @@ func (m *probe) View() string {
 	if m.viewPanic {
 		panic("probe: a panic in View")
 	}
-	return fmt.Sprintf("%s user=%s\nsize=%dx%d\ncount=%d\nnote=%s", m.title, m.s.User, m.w, m.h, m.count, m.note)
+	return fmt.Sprintf("%s user=%s\nsize=%dx%d\ncount=%d\nnote=%s\nsuspends=%d", m.title, m.s.User, m.w, m.h, m.count, m.note, m.suspends)
+}
+
+// attendeeNamed finds user among list. Tests name attendees rather than
+// count on their order: sessions that dial together arrive in any order.
+func attendeeNamed(list []AttendeeInfo, user string) (AttendeeInfo, bool) {
+	for _, a := range list {
+		if a.User == user {
+			return a, true
+		}
+	}
+	return AttendeeInfo{}, false
 }

@@ -36,8 +36,12 @@ func TestTwoAttendeesIndependent(t *testing.T) {
 
 	alice.Resize(120, 40)
 	alice.WaitScreen(5*time.Second, "size=120x40", "count=3")
-	time.Sleep(200 * time.Millisecond)
-	if scr := bob.Screen(); !strings.Contains(scr, "size=100x30") || !strings.Contains(scr, "count=1") {
+	// Not a pause: bob's own key, sent after the server handled alice's
+	// resize, proves bob's program has moved past it; only then is his
+	// unchanged size evidence that the resize did not reach him.
+	bob.Press("+")
+	bob.WaitScreen(5*time.Second, "count=2")
+	if scr := bob.Screen(); !strings.Contains(scr, "size=100x30") || !strings.Contains(scr, "count=2") {
 		t.Errorf("alice's keys or resize reached bob; bob sees:\n%s", scr)
 	}
 
@@ -51,11 +55,15 @@ func TestTwoAttendeesIndependent(t *testing.T) {
 		t.Errorf("only alice's terminal should have been asked for its background colour")
 	}
 
+	// By name: alice and bob dial at the same moment, so either may be
+	// seated first.
 	got := s.Attendees()
-	if len(got) != 2 || got[0].User != "alice" || got[1].User != "bob" {
-		t.Fatalf("Attendees() = %+v, want alice then bob", got)
+	a, okA := attendeeNamed(got, "alice")
+	b, okB := attendeeNamed(got, "bob")
+	if len(got) != 2 || !okA || !okB {
+		t.Fatalf("Attendees() = %+v, want alice and bob", got)
 	}
-	if got[0].Width != 120 || got[0].Height != 40 || got[1].Width != 100 {
+	if a.Width != 120 || a.Height != 40 || b.Width != 100 || b.Height != 30 {
 		t.Errorf("Attendees() sizes = %+v, want alice 120x40, bob 100x30", got)
 	}
 
@@ -65,7 +73,7 @@ func TestTwoAttendeesIndependent(t *testing.T) {
 	}
 	rec.waitCleaned(t, "alice", 1, 5*time.Second)
 	bob.Press("+")
-	bob.WaitScreen(5*time.Second, "count=2")
+	bob.WaitScreen(5*time.Second, "count=3")
 	if n := len(s.Attendees()); n != 1 {
 		t.Errorf("after alice left, %d attendees, want 1", n)
 	}
@@ -417,7 +425,7 @@ func TestShutdownStuckModel(t *testing.T) {
 	alice.WaitScreen(5*time.Second, "probe user=alice")
 	bob.WaitScreen(5*time.Second, "probe user=bob")
 	alice.Press("x")
-	time.Sleep(100 * time.Millisecond)
+	rec.waitStuck(t, "alice", 5*time.Second)
 
 	start := time.Now()
 	err = s.Shutdown(context.Background())
@@ -469,7 +477,7 @@ func TestBroadcast(t *testing.T) {
 	alice.WaitScreen(5*time.Second, "probe user=alice")
 	bob.WaitScreen(5*time.Second, "probe user=bob")
 	bob.Press("x") // bob's model is stuck in Update
-	time.Sleep(100 * time.Millisecond)
+	rec.waitStuck(t, "bob", 5*time.Second)
 
 	start := time.Now()
 	for i := range 1000 {

@@ -61,10 +61,12 @@ func TestSuspendKeyIsHarmless(t *testing.T) {
 	bob := sshtest.MustDial(t, addr, sshtest.Options{User: "bob"})
 	alice.WaitScreen(5*time.Second, "probe user=alice")
 	bob.WaitScreen(5*time.Second, "probe user=bob")
-	alice.Press("\x1a") // Ctrl-Z: the probe answers with tea.Suspend
-	time.Sleep(300 * time.Millisecond)
+	// The probe answers Ctrl-Z and z with tea.Suspend, then counts on
+	// screen once the program has handled it: no pause needed.
+	alice.Press("\x1a")
+	alice.WaitScreen(5*time.Second, "suspends=1")
 	alice.Press("z")
-	time.Sleep(300 * time.Millisecond)
+	alice.WaitScreen(5*time.Second, "suspends=2")
 	alice.Press("+")
 	alice.WaitScreen(5*time.Second, "count=1")
 
@@ -98,7 +100,9 @@ func TestSuspendHelperProcess(t *testing.T) {
 	var tstp atomic.Int64
 	sig := make(chan os.Signal, 4)
 	signal.Notify(sig, syscall.SIGTSTP)
+	counted := make(chan struct{})
 	go func() {
+		defer close(counted)
 		for range sig {
 			tstp.Add(1)
 		}
@@ -118,5 +122,7 @@ func TestSuspendHelperProcess(t *testing.T) {
 		t.Errorf("Serve: %v", err)
 	}
 	signal.Stop(sig)
+	close(sig)
+	<-counted
 	fmt.Printf("SIGNALS SIGTSTP=%d\n", tstp.Load())
 }

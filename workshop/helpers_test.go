@@ -163,6 +163,9 @@ func present(t testing.TB, d db, room string) *presenter {
 			<-p.done
 		}
 		cancel()
+		// Bubble Tea cannot cancel a read from a pipe: its input reader
+		// ends only when the pipe does (else goleak counts it).
+		_ = pw.Close()
 	})
 	p.waitScreen(30*time.Second, "presenting")
 	return p
@@ -243,3 +246,30 @@ func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
 
 // event is how the header says where a run is.
 func event(n int) string { return fmt.Sprintf("event %d/6", n) }
+
+// fullHelp is on an attendee's screen only while the full help (?) shows.
+const fullHelp = "reconnect"
+
+// keepTyping sends c a key the race ignores ("??" arrives as one key) every
+// 300 ms until stop is called, so c's session does not idle out while the
+// test waits on others. stop may be called more than once.
+func keepTyping(c *sshtest.Client) (stop func()) {
+	done, ended := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(ended)
+		tick := time.NewTicker(300 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				if c.Send("??") != nil {
+					return // the session is gone: nothing to keep alive
+				}
+			}
+		}
+	}()
+	var once sync.Once
+	return func() { once.Do(func() { close(done); <-ended }) }
+}

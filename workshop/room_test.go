@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/leaserace/leaserace/engine/pgtest"
 	"github.com/leaserace/leaserace/engine/room"
 	"github.com/leaserace/leaserace/scenario"
 	"github.com/leaserace/leaserace/sshroom"
@@ -58,8 +59,12 @@ func TestAttendeesStepIndependently(t *testing.T) {
 
 	bob.Press("l")
 	bob.WaitScreen(10*time.Second, event(1))
-	time.Sleep(200 * time.Millisecond)
-	if scr := alice.Screen(); !strings.Contains(scr, event(3)) {
+	// Not a pause: the board has bob's step, and alice's program handles a
+	// key of hers after it (full help on); only then is her unchanged
+	// screen evidence that bob's step did not move her.
+	waitFor(t, pgtest.WaitTimeout(), "the board showing bob at event 1", func() bool { return seatOf(t, r.Store(), "bob").Pos == 1 })
+	alice.Press("?")
+	if scr := alice.WaitScreen(pgtest.WaitTimeout(), fullHelp); !strings.Contains(scr, event(3)) {
 		t.Errorf("bob's step moved alice; she sees:\n%s", scr)
 	}
 	if got, want := d.lease(t, aliceRun), (lease{owner: "B", fence: 2}); got != want {
@@ -200,10 +205,13 @@ func TestFollowThePresenter(t *testing.T) {
 	p.press("l")
 	p.press("l")
 	bob.WaitScreen(10*time.Second, event(3), "B acquire")
-	time.Sleep(300 * time.Millisecond)
-	if scr := alice.Screen(); !strings.Contains(scr, event(1)) {
+	// Not a pause: bob, following, has both steps, and alice's program
+	// handles a key of hers after that (full help on, then off again).
+	alice.Press("?")
+	if scr := alice.WaitScreen(pgtest.WaitTimeout(), fullHelp); !strings.Contains(scr, event(1)) {
 		t.Errorf("the presenter moved alice after she broke away; she sees:\n%s", scr)
 	}
+	alice.Press("?")
 	if got, want := d.lease(t, aliceRun), (lease{owner: "A", fence: 1}); got != want {
 		t.Errorf("alice's lease while on her own: %+v, want %+v (untouched)", got, want)
 	}
@@ -367,12 +375,20 @@ func TestTwoServersOneRoom(t *testing.T) {
 func TestVanishedClientLeavesNothing(t *testing.T) {
 	d := scratch(t)
 	r := serve(t, d, workshop.Config{Room: "vanish", SSH: sshroom.Config{IdleTimeout: 3 * time.Second}})
+	// Only carol falls silent: alice and bob keep typing from the moment
+	// they join, so however slowly a loaded machine seats the others, the
+	// idle timeout can end carol's session and no one else's.
 	alice, aliceRun := attendRun(t, d, r, "alice")
+	stopAlice := keepTyping(alice)
+	defer stopAlice()
 	bob := attend(t, r, "bob")
+	stopBob := keepTyping(bob)
+	defer stopBob()
 	_, carolRun := attendRun(t, d, r, "carol")
 	alice.Press("ll")
 	alice.WaitScreen(10*time.Second, event(2))
 
+	stopAlice()
 	if err := alice.Kill(); err != nil {
 		t.Fatal(err)
 	}
@@ -389,21 +405,19 @@ func TestVanishedClientLeavesNothing(t *testing.T) {
 	waitFor(t, 10*time.Second, "alice's run schemas dropped after her connection vanished", gone(aliceRun))
 	waitFor(t, 5*time.Second, "alice's seat gone", func() bool { return seatOf(t, r.Store(), "alice").ID == "" })
 
-	// bob keeps typing; carol says nothing and is ended by the timeout.
-	for range 6 {
-		bob.Press("l")
-		bob.Press("h")
-		time.Sleep(500 * time.Millisecond)
-	}
+	// bob still typing; carol says nothing and is ended by the timeout,
+	// at least 3 s after she joined: bob, typing all along, outlasts it.
+	// The session's end drops the run's schemas, then the seat, then the
+	// attendee: as for alice, each is waited for.
 	waitFor(t, 10*time.Second, "carol's run schemas dropped after the idle timeout", gone(carolRun))
-	if seatOf(t, r.Store(), "carol").ID != "" {
-		t.Errorf("carol's seat outlived her idle session")
-	}
+	waitFor(t, 5*time.Second, "carol's seat gone after her idle session", func() bool { return seatOf(t, r.Store(), "carol").ID == "" })
+	waitFor(t, 5*time.Second, "bob the only attendee left", func() bool {
+		got := r.Attendees()
+		return len(got) == 1 && got[0].User == "bob"
+	})
+	stopBob()
 	bob.Press("l")
 	bob.WaitScreen(10*time.Second, event(1))
-	if got := r.Attendees(); len(got) != 1 || got[0].User != "bob" {
-		t.Errorf("attendees left: %+v, want bob only", got)
-	}
 }
 
 // TestShutdownLeavesNothing: Shutdown, as SIGTERM to serve does it, tells

@@ -28,6 +28,7 @@ func keysOf(t *testing.T, raw json.RawMessage) []string {
 }
 
 func TestExploreJSON(t *testing.T) {
+	t.Parallel()
 	res := leaserace(t, args(pgArgs(t), "explore", "--vary", "arrival=1068..1071", "--format", "json")...)
 	if res.code != 0 {
 		t.Fatalf("explore --format json: %s", res)
@@ -73,6 +74,7 @@ func TestExploreJSON(t *testing.T) {
 }
 
 func TestExploreCSV(t *testing.T) {
+	t.Parallel()
 	res := leaserace(t, args(pgArgs(t), "explore", "--vary", "takeover=1069..1070", "--vary", "arrival=1069..1070", "--format", "csv")...)
 	if res.code != 0 {
 		t.Fatalf("explore --format csv: %s", res)
@@ -101,6 +103,7 @@ func TestExploreCSV(t *testing.T) {
 }
 
 func TestExploreTextMap(t *testing.T) {
+	t.Parallel()
 	// COLUMNS pinned: the map wraps to it when output is not a terminal.
 	res := leaseraceEnv(t, []string{"COLUMNS=80"}, args(pgArgs(t), "explore", "--scenario", "renewal-race")...)
 	if res.code != 0 {
@@ -142,6 +145,7 @@ func TestExploreTextMap(t *testing.T) {
 }
 
 func TestExploreTwoNamesOneMapEach(t *testing.T) {
+	t.Parallel()
 	res := leaserace(t, args(pgArgs(t), "explore", "--vary", "takeover=1069..1070", "--vary", "arrival=1068..1071")...)
 	if res.code != 0 {
 		t.Fatalf("explore: %s", res)
@@ -158,6 +162,7 @@ func TestExploreTwoNamesOneMapEach(t *testing.T) {
 }
 
 func TestExploreBadFlags(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		args []string
 		want string
@@ -182,6 +187,7 @@ func TestExploreBadFlags(t *testing.T) {
 }
 
 func TestStressJSON(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	res := leaserace(t, "stress", "--pg", "dsn", "--dsn", dsn, "--runs", "150", "--renewal", "blind", "--fencing", "off", "--seed", "99", "--format", "json")
 	if res.code != 0 {
@@ -220,6 +226,7 @@ func TestStressJSON(t *testing.T) {
 }
 
 func TestStressTable(t *testing.T) {
+	t.Parallel()
 	res := leaserace(t, args(pgArgs(t), "stress", "--runs", "100", "--renewal", "compare", "--fencing", "monotonic,strict", "--workers", "4")...)
 	if res.code != 0 {
 		t.Fatalf("stress: %s", res)
@@ -256,6 +263,7 @@ func TestStressTable(t *testing.T) {
 }
 
 func TestStressBadFlags(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		args []string
 		want string

@@ -26,6 +26,7 @@ type ordersSetting struct {
 // compare/monotonic and a shortest one under blind/off, and run --moves
 // with that list conflicts under blind/off and not under the repair.
 func TestExploreOrdersJSONAndRunMoves(t *testing.T) {
+	t.Parallel()
 	res := leaserace(t, args(pgArgs(t), "explore", "--orders", "--scenario", "renewal-race", "--format", "json")...)
 	if res.code != 0 {
 		t.Fatalf("explore --orders --format json: %s", res)
@@ -116,6 +117,7 @@ func TestExploreOrdersJSONAndRunMoves(t *testing.T) {
 // TestExploreOrdersText: the table for a person, on a database of its
 // own, so what the search's lanes made there can be counted afterwards.
 func TestExploreOrdersText(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	db := pgtest.ScratchDatabase(t, dsn, "lr_cli_")
 	scratch := pgtest.WithDatabase(t, dsn, db)
@@ -143,6 +145,7 @@ func TestExploreOrdersText(t *testing.T) {
 }
 
 func TestExploreOrdersBadFlags(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		args []string
 		want string
@@ -165,6 +168,7 @@ func TestExploreOrdersBadFlags(t *testing.T) {
 // refused with its number, its text and why, exit 2; so is a list that
 // cannot be read, before any server starts.
 func TestRunMovesRefused(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		moves    string
 		want     string
@@ -206,6 +210,7 @@ func TestRunMovesRefused(t *testing.T) {
 // TestRunMovesFileEveryFormat: a schedule from a file, moves on lines or
 // between commas, plays headless into every format, and verify reproduces its transcript.
 func TestRunMovesFileEveryFormat(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "race.moves")
 	schedule := "A:send hb1@1055\nA:drop hb1@1055,\n\nclock:advance@1060, B:acquire@1060\r\nB:effect@1060\nA:effect@1061\n"

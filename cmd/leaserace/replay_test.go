@@ -142,6 +142,7 @@ func exitStatus(t *testing.T, s *tmuxSession, status string) string {
 // REPLAY banner, r to the compare recording's UPDATE 0, e exports every
 // format, q exits 0.
 func TestReplayWithoutPostgresInTmux(t *testing.T) {
+	t.Parallel()
 	env := noPostgresEnv(t)
 	exportDir := t.TempDir()
 	file, err := filepath.Abs(shippedFile("renewal-race--blind-off"))
@@ -192,6 +193,7 @@ func TestReplayWithoutPostgresInTmux(t *testing.T) {
 // banner and the reason, r and s work on them, q exits 0 and standard
 // error says what happened. With --fallback=false it exits 3 instead.
 func TestBareLeaseraceFallsBackToRecordings(t *testing.T) {
+	t.Parallel()
 	env := noPostgresEnv(t)
 	s, status := tmuxHidden(t, env, 100, 30, "--at", "1075")
 	scr := s.waitFlat("Showing recorded runs: press r/f to switch between recorded runs.", 60*time.Second)
@@ -231,6 +233,7 @@ func TestBareLeaseraceFallsBackToRecordings(t *testing.T) {
 // also without any database; an explicit --pg local finds no binaries
 // where LEASERACE_PG_BINDIR says and exits 3 rather than falling back.
 func TestReplayHeadlessWithoutPostgres(t *testing.T) {
+	t.Parallel()
 	env := noPostgresEnv(t)
 	file := shippedFile("renewal-race--blind-off")
 	res := runHidden(t, env, "replay", file, "--format", "cast")

@@ -67,6 +67,7 @@ func shellQuote(s string) string {
 // UPDATE 0, exports with e and reads the transcript back, resizes to
 // 80×24, quits with q and checks the exit status.
 func TestTmuxEndToEnd(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	dir, err := os.MkdirTemp("", "lr-tmux-")
 	if err != nil {
@@ -143,6 +144,7 @@ func readExported(t *testing.T, path string) transcript.Transcript {
 // in its two effects and a conflict, q exits 0, and the cluster, its
 // directory and its processes are gone.
 func TestTmuxFaultsShownInPlace(t *testing.T) {
+	t.Parallel()
 	tmp, err := os.MkdirTemp("", "lr-tmux-faults-")
 	if err != nil {
 		t.Fatal(err)
@@ -255,6 +257,7 @@ func psqlBeside(t *testing.T, line, query string) string {
 // it. On the way out the terminal shows both lines, written to standard
 // error when each run opened.
 func TestTmuxPsqlBesideTheRun(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("psql"); err != nil {
 		if os.Getenv("LEASERACE_REQUIRE_POSTGRES") == "1" {
 			t.Fatal("psql is not installed (LEASERACE_REQUIRE_POSTGRES=1)")

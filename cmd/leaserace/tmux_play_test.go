@@ -32,6 +32,7 @@ func menuNumber(t *testing.T, s *tmuxSession, words string) string {
 // reached. The export holds the moves and the conflict; the same moves
 // under compare/monotonic reach no conflict.
 func TestTmuxPlayModeReachesTheGoal(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	dir := t.TempDir()
 	s, status := tmuxStart(t, 120, 48, built.path, "--scenario", "renewal-race", "--renewal", "blind", "--fencing", "off",
@@ -90,6 +91,7 @@ func TestTmuxPlayModeReachesTheGoal(t *testing.T) {
 // Kleppmann's paused client, stepped through in a real terminal:
 // compare-and-renew cannot stop its stale write, monotonic fencing can.
 func TestTmuxPausedHolderAndFencing(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	s, status := tmuxStart(t, 120, 40, built.path, "--scenario", "paused-holder", "--renewal", "compare", "--fencing", "off",
 		"--no-ask", "--pg", "dsn", "--dsn", dsn)

@@ -285,7 +285,15 @@ func imagePresent(ctx context.Context, image string) error {
 // DockerAvailable reports whether a Docker engine answers, within about two
 // seconds. It finds the engine the way testcontainers-go does (DOCKER_HOST,
 // the Docker context, the usual sockets).
-func DockerAvailable(ctx context.Context) error {
+func DockerAvailable(ctx context.Context) (err error) {
+	// testcontainers-go panics (MustExtractDockerSocket) when the engine
+	// it found does not answer docker info in time, as a busy engine may
+	// not: that is an engine not answering, not a bug of ours.
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("%w: the Docker engine did not answer in time (%v)", ErrNoDocker, v)
+		}
+	}()
 	ctx, cancel := context.WithTimeout(ctx, dockerCheckTimeout)
 	defer cancel()
 	const advice = "install Docker and start it (docker info must work), or use --pg local / --dsn"

@@ -29,11 +29,38 @@ type owner struct {
 	pidNS string
 	host  string
 	uid   int
+	// mark is LEASERACE_RUN_MARK as this process found it, or "". It plays
+	// no part in telling whether the owner is gone: it lets a CI run count
+	// only the clusters and containers its own tests made.
+	mark string
+}
+
+// EnvRunMark names the variable whose value is recorded as the mark of
+// every cluster and container this process makes (the owner file's "mark"
+// line, the label org.leaserace.owner.mark); a local server also inherits
+// it in its environment. CI sets it so that its leftover checks count
+// only its own run's, not those of a leaserace someone runs beside it.
+const EnvRunMark = "LEASERACE_RUN_MARK"
+
+// runMark reads the mark. Only letters, digits, '.', '_' and '-', up to 64,
+// are recorded: the value goes into a line of a file and a label, and a
+// newline would forge another line. Anything else marks nothing.
+func runMark() string {
+	v := os.Getenv(EnvRunMark)
+	if len(v) > 64 {
+		return ""
+	}
+	for _, r := range v {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
+			return ""
+		}
+	}
+	return v
 }
 
 // currentOwner is this process as an owner.
 func currentOwner() (owner, error) {
-	me := owner{pid: os.Getpid(), uid: os.Geteuid()}
+	me := owner{pid: os.Getpid(), uid: os.Geteuid(), mark: runMark()}
 	var err error
 	if me.start, _, err = procStart(me.pid); err != nil {
 		return owner{}, err
@@ -106,10 +133,11 @@ const (
 	ownerPIDNS = "pidns"
 	ownerHost  = "host"
 	ownerUID   = "uid"
+	ownerMark  = "mark" // only when set
 )
 
 func (o owner) fields() [][2]string {
-	return [][2]string{
+	f := [][2]string{
 		{ownerPID, strconv.Itoa(o.pid)},
 		{ownerStart, o.start},
 		{ownerBoot, o.boot},
@@ -117,15 +145,20 @@ func (o owner) fields() [][2]string {
 		{ownerHost, o.host},
 		{ownerUID, strconv.Itoa(o.uid)},
 	}
+	if o.mark != "" {
+		f = append(f, [2]string{ownerMark, o.mark})
+	}
+	return f
 }
 
 // ownerFromFields is the inverse of fields; ok is false unless every field
-// is there and the numbers are numbers.
+// (but the mark) is there and the numbers are numbers.
 func ownerFromFields(get func(string) string) (o owner, ok bool) {
 	var errPID, errUID error
 	o.pid, errPID = strconv.Atoi(get(ownerPID))
 	o.uid, errUID = strconv.Atoi(get(ownerUID))
 	o.start, o.boot, o.pidNS, o.host = get(ownerStart), get(ownerBoot), get(ownerPIDNS), get(ownerHost)
+	o.mark = get(ownerMark)
 	ok = errPID == nil && errUID == nil && o.pid > 0 && o.start != "" && o.boot != "" && o.pidNS != "" && o.host != ""
 	return o, ok
 }

@@ -1,6 +1,8 @@
 package pgserver
 
 import (
+	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -102,6 +104,9 @@ func TestOwnerLabelsRoundTrip(t *testing.T) {
 		t.Fatalf("labels %v read back as %+v, %v", me.labels(), back, ok)
 	}
 	for k := range me.labels() {
+		if k == ownerLabelPrefix+ownerMark {
+			continue // optional: see TestOwnerRunMark
+		}
 		l := me.labels()
 		delete(l, k)
 		if _, ok := ownerFromLabels(l); ok {
@@ -186,5 +191,83 @@ func TestRemoveAbandonedByOwner(t *testing.T) {
 	want := []string{"removed " + abandoned + ", a cluster left by leaserace process " + strconv.Itoa(dead.pid) + ", which is gone"}
 	if !slices.Equal(progress.lines, want) {
 		t.Errorf("progress:\n%s\nwant:\n%s", strings.Join(progress.lines, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// The run mark from LEASERACE_RUN_MARK goes with the owner into a
+// container's labels and a cluster's owner file, and comes back out; a
+// value that could forge a line of the file marks nothing.
+func TestOwnerRunMark(t *testing.T) {
+	for _, c := range []struct{ env, want string }{
+		{"", ""},
+		{"ci-1733330000-4242", "ci-1733330000-4242"},
+		{"a.b_C-9", "a.b_C-9"},
+		{strings.Repeat("x", 64), strings.Repeat("x", 64)},
+		{strings.Repeat("x", 65), ""},
+		{"ci\nuid=0", ""},
+		{"two words", ""},
+		{"mark=x", ""},
+	} {
+		t.Setenv(EnvRunMark, c.env)
+		me := mustCurrentOwner(t)
+		if me.mark != c.want {
+			t.Errorf("%s=%q: mark %q, want %q", EnvRunMark, c.env, me.mark, c.want)
+			continue
+		}
+		back, ok := ownerFromLabels(me.labels())
+		if !ok || back != me {
+			t.Errorf("mark %q: labels %v read back as %+v, %v", c.want, me.labels(), back, ok)
+		}
+		_, hasLabel := me.labels()[ownerLabelPrefix+ownerMark]
+		if hasLabel != (c.want != "") {
+			t.Errorf("mark %q: a mark label is there: %v", c.want, hasLabel)
+		}
+		dir := t.TempDir()
+		if err := writeOwnerFile(dir, me); err != nil {
+			t.Fatal(err)
+		}
+		read, err := readOwnerFile(dir, me.uid)
+		if err != nil || read != me {
+			t.Errorf("mark %q: the owner file read back as %+v, %v", c.want, read, err)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, ownerFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if hasLine := slices.Contains(strings.Split(string(b), "\n"), "mark="+c.want); hasLine != (c.want != "") {
+			t.Errorf("mark %q: the owner file's mark line is there: %v\n%s", c.want, hasLine, b)
+		}
+	}
+}
+
+// A local cluster carries the mark in its owner file and its server's
+// environment, which is where CI's leftover check looks.
+func TestLocalClusterCarriesRunMark(t *testing.T) {
+	mark := "test-" + strconv.Itoa(os.Getpid())
+	t.Setenv(EnvRunMark, mark)
+	srv, err := LocalProvider{}.Start(t.Context(), nil)
+	if errors.Is(err, ErrNoServerBinaries) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close(context.Background())
+	me := mustCurrentOwner(t)
+	o, err := readOwnerFile(srv.ID, me.uid)
+	if err != nil || o.mark != mark {
+		t.Errorf("owner file: %+v, %v; want mark %q", o, err, mark)
+	}
+	pidLine, err := os.ReadFile(filepath.Join(srv.ID, "data", "postmaster.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, _, _ := strings.Cut(string(pidLine), "\n")
+	env, err := os.ReadFile("/proc/" + pid + "/environ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(strings.Split(string(env), "\x00"), EnvRunMark+"="+mark) {
+		t.Errorf("the server (pid %s) does not carry %s=%s in its environment", pid, EnvRunMark, mark)
 	}
 }

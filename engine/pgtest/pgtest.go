@@ -54,8 +54,9 @@ type NamedDSN struct {
 // place to find the servers Main will stop.
 var current *harness
 
-// Main runs the package's tests, then stops every server they started, and
-// exits. Call it from TestMain.
+// Main runs the package's tests, then stops every server they started,
+// fails the run if any goroutine outlived the tests (goleak), and exits.
+// Call it from TestMain.
 func Main(m *testing.M) {
 	if os.Getenv(envWatcher) != "" {
 		os.Exit(watch(os.Stdin, os.Stderr, os.Getenv(envWatcherVerbose) != ""))
@@ -74,6 +75,15 @@ func run(m *testing.M) (code int) {
 		if err := h.close(); err != nil {
 			fmt.Fprintf(os.Stderr, "pgtest: %v\n", err)
 			if code == 0 {
+				code = 1
+			}
+		}
+		// After the servers stop: a goroutine still running now is one
+		// the tests started and never ended. Only a passing run is
+		// judged; a failed test may leave anything behind.
+		if code == 0 {
+			if err := findLeaks(); err != nil {
+				fmt.Fprintf(os.Stderr, "pgtest: goroutines outlived the tests (goleak):\n%v\n", err)
 				code = 1
 			}
 		}

@@ -250,28 +250,39 @@ func randomName(prefix string) (string, error) {
 // createSchema makes a run's schema and tables, so no write runs DDL. A
 // random name must really be fresh (Close drops what it created); a name
 // a client chose may be there already, from a service before this one.
+//
+// A failed start drops what it may have made, on a context of its own: a
+// cancelled ctx (Ctrl-C, a client gone) stops the wait for a CREATE SCHEMA
+// the server may still commit, and could not drop it either.
 func (s *Service) createSchema(ctx context.Context, r *run, fresh bool) error {
 	ident := pgx.Identifier{r.schema}.Sanitize()
 	create := "CREATE SCHEMA IF NOT EXISTS " + ident
 	if fresh {
 		create = "CREATE SCHEMA " + ident
 	}
+	undo := func(err error) error {
+		if !r.dropOnClose {
+			return err
+		}
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), undoTimeout)
+		defer cancel()
+		return errors.Join(err, s.dropSchema(dctx, r.schema))
+	}
 	if _, err := s.pool.Exec(ctx, create); err != nil {
-		return fmt.Errorf("resource: cannot create schema %s: %w", r.schema, s.scrub(err))
+		return undo(fmt.Errorf("resource: cannot create schema %s: %w", r.schema, s.scrub(err)))
 	}
 	err := s.on(ctx, r.schema, "", func(c *pgx.Conn) error {
 		_, err := c.Exec(ctx, s.sql.schema)
 		return err
 	})
 	if err != nil {
-		err = fmt.Errorf("resource: cannot create its tables in schema %s: %w", r.schema, s.scrub(err))
-		if r.dropOnClose {
-			err = errors.Join(err, s.dropSchema(ctx, r.schema))
-		}
-		return err
+		return undo(fmt.Errorf("resource: cannot create its tables in schema %s: %w", r.schema, s.scrub(err)))
 	}
 	return nil
 }
+
+// undoTimeout bounds dropping a half-made run's schema after a failure.
+const undoTimeout = 10 * time.Second
 
 func (s *Service) dropSchema(ctx context.Context, schema string) error {
 	if _, err := s.pool.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {

@@ -116,16 +116,11 @@ func (r *recorder) lead(seq int64) *room.Lead {
 	return nil
 }
 
-// waitFor polls cond until it holds, failing the test after within.
-func waitFor(t testing.TB, within time.Duration, what string, cond func() bool) {
+// waitFor polls cond until it holds, failing the test after pgtest's
+// WaitTimeout.
+func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("after %s: %s", within, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	pgtest.Eventually(t, what, cond)
 }
 
 func board(t testing.TB, s *room.Store) room.Board {
@@ -181,7 +176,7 @@ func TestTwoServersFormOneRoom(t *testing.T) {
 			t.Errorf("board of %s: seats %q, want %q", s.Room(), got, want)
 		}
 	}
-	waitFor(t, 2*time.Second, "a's subscriber heard no board change after the joins",
+	waitFor(t, "a's subscriber heard no board change after the joins",
 		func() bool { return heard.count(room.BoardChanged) > 0 })
 
 	// bob moves on b; a sees it.
@@ -191,7 +186,7 @@ func TestTwoServersFormOneRoom(t *testing.T) {
 	if err := b.Report(ctx, bob); err != nil {
 		t.Fatalf("report: %v", err)
 	}
-	waitFor(t, 2*time.Second, "a's subscriber heard no board change after bob's report",
+	waitFor(t, "a's subscriber heard no board change after bob's report",
 		func() bool { return heard.count(room.BoardChanged) > before })
 	got := board(t, a).Seats[1]
 	if got.ID != bob.ID || got.Scenario != "renewal-race" || got.Pos != 4 || got.T != 1075 ||
@@ -228,7 +223,7 @@ func TestLeadReachesEveryServer(t *testing.T) {
 	if push.Seq < 1 || next.Seq != push.Seq+1 {
 		t.Fatalf("seqs %d then %d", push.Seq, next.Seq)
 	}
-	waitFor(t, time.Second, "the second lead did not reach the other server",
+	waitFor(t, "the second lead did not reach the other server",
 		func() bool { return heard.lead(next.Seq) != nil })
 	var leads []room.Lead
 	for _, e := range heard.all() {
@@ -338,7 +333,7 @@ func TestLeaveAndCloseRemoveSeats(t *testing.T) {
 		t.Errorf("report of a seat that left: %v, want ErrNoSeat", err)
 	}
 
-	waitFor(t, 2*time.Second, "no board change heard", func() bool { return heard.count(room.BoardChanged) > 0 })
+	waitFor(t, "no board change heard", func() bool { return heard.count(room.BoardChanged) > 0 })
 	before := heard.count(room.BoardChanged)
 	if err := b.Close(ctx); err != nil {
 		t.Fatalf("close: %v", err)
@@ -349,7 +344,7 @@ func TestLeaveAndCloseRemoveSeats(t *testing.T) {
 	if got, want := seatNames(board(t, a)), []string{"carol@a"}; !slices.Equal(got, want) {
 		t.Errorf("after b closed: %q, want %q", got, want)
 	}
-	waitFor(t, 2*time.Second, "a heard no board change when b closed",
+	waitFor(t, "a heard no board change when b closed",
 		func() bool { return heard.count(room.BoardChanged) > before })
 	if err := a.Report(ctx, dave); !errors.Is(err, room.ErrNoSeat) {
 		t.Errorf("report of a seat of a closed server: %v, want ErrNoSeat", err)
@@ -401,7 +396,7 @@ func TestSweepRemovesTheSeatsOfADeadServer(t *testing.T) {
 	}
 
 	began := time.Now()
-	waitFor(t, 5*time.Second, "the dead server's seat was not swept", func() bool {
+	waitFor(t, "the dead server's seat was not swept", func() bool {
 		return slices.Equal(seatNames(board(t, live)), []string{"alice@live"})
 	})
 	// Swept by the dead one's idle bound, not before.
@@ -411,7 +406,7 @@ func TestSweepRemovesTheSeatsOfADeadServer(t *testing.T) {
 	if bd := board(t, live); len(bd.Votes) != 0 {
 		t.Errorf("the swept seat's vote is still counted: %v", bd.Votes)
 	}
-	waitFor(t, 2*time.Second, "no board change heard after the sweep",
+	waitFor(t, "no board change heard after the sweep",
 		func() bool { return heard.count(room.BoardChanged) > 0 })
 }
 
@@ -424,7 +419,7 @@ func TestOpenSweepsTheSeatsOfADeadServer(t *testing.T) {
 	join(t, dead, "bob")
 	dead.Crash()
 	c := admin(t, dsn)
-	waitFor(t, 5*time.Second, "the dead server's beat did not go stale",
+	waitFor(t, "the dead server's beat did not go stale",
 		func() bool { return staleBeat(t, c, name, "dead") })
 
 	// A long idle bound: its own periodic sweep does not run in this test.
@@ -496,11 +491,13 @@ func TestListenerSurvivesTerminatedConnection(t *testing.T) {
 	serve := open(t, dsn, name, "serve", room.Options{Idle: time.Second, OnError: heard.onError})
 	defer serve.Subscribe(heard.event)()
 	presenter := open(t, dsn, name, "present", room.Options{})
+	var presenterHeard recorder
+	defer presenter.Subscribe(presenterHeard.event)()
 	first, err := presenter.SetLead(ctx, room.Lead{Scenario: "renewal-race", Pos: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, time.Second, "the first lead did not arrive", func() bool { return heard.lead(first.Seq) != nil })
+	waitFor(t, "the first lead did not arrive", func() bool { return heard.lead(first.Seq) != nil })
 
 	c := admin(t, dsn)
 	old := listeners(t, c, name)
@@ -512,7 +509,7 @@ func TestListenerSurvivesTerminatedConnection(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, 5*time.Second, "the store did not report losing its LISTEN connection", func() bool {
+	waitFor(t, "the store did not report losing its LISTEN connection", func() bool {
 		for _, err := range heard.errors() {
 			var le *room.ListenError
 			if errors.As(err, &le) && le.Room == name {
@@ -527,29 +524,23 @@ func TestListenerSurvivesTerminatedConnection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 5*time.Second, "the store did not reconnect", func() bool { return heard.count(room.Reconnected) > 0 })
-	waitFor(t, time.Second, "the lead set meanwhile did not arrive", func() bool { return heard.lead(missed.Seq) != nil })
+	waitFor(t, "the store did not reconnect", func() bool { return heard.count(room.Reconnected) > 0 })
+	waitFor(t, "the lead set meanwhile did not arrive", func() bool { return heard.lead(missed.Seq) != nil })
 
 	// Listening again: a lead set now arrives by NOTIFY.
 	after, err := presenter.SetLead(ctx, room.Lead{Scenario: "renewal-race", Pos: 3, Push: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, time.Second, "a lead set after the reconnect did not arrive",
+	waitFor(t, "a lead set after the reconnect did not arrive",
 		func() bool { return heard.lead(after.Seq) != nil })
 	if got := heard.lead(after.Seq); *got != after {
 		t.Errorf("heard %+v, want %+v", *got, after)
 	}
-	// The presenter's store reconnects on its own, with no one listening
-	// for it to say so: give it as long as the serving store had.
-	renewed := func(now []int) bool {
-		return len(now) == 2 && !slices.Contains(now, old[0]) && !slices.Contains(now, old[1])
-	}
-	now := listeners(t, c, name)
-	for deadline := time.Now().Add(5 * time.Second); !renewed(now) && time.Now().Before(deadline); now = listeners(t, c, name) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if !renewed(now) {
+	// The presenter's store reconnects on its own: its Reconnected event
+	// says it listens again, and then both LISTEN connections are new.
+	waitFor(t, "the presenter's store did not reconnect", func() bool { return presenterHeard.count(room.Reconnected) > 0 })
+	if now := listeners(t, c, name); len(now) != 2 || slices.Contains(now, old[0]) || slices.Contains(now, old[1]) {
 		t.Errorf("listeners now %v, before %v: want two new ones", now, old)
 	}
 }
@@ -607,7 +598,7 @@ func TestDropLeavesNothing(t *testing.T) {
 	if err := presenter.Drop(ctx); err != nil {
 		t.Fatalf("drop: %v", err)
 	}
-	waitFor(t, time.Second, "the other server did not hear the room end",
+	waitFor(t, "the other server did not hear the room end",
 		func() bool { return heard.count(room.RoomEnded) > 0 })
 	c := admin(t, dsn)
 	var n int
@@ -627,7 +618,7 @@ func TestDropLeavesNothing(t *testing.T) {
 	}
 	// The server drops a closed session's backend a moment after the
 	// client has gone.
-	waitFor(t, 5*time.Second, "every connection of the room gone after Close", func() bool {
+	waitFor(t, "every connection of the room gone after Close", func() bool {
 		if err := c.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE $1",
 			"leaserace room "+name+"%").Scan(&n); err != nil {
 			t.Fatal(err)
@@ -654,7 +645,7 @@ func TestBoardEventsAreDebouncedAndConnectionsBounded(t *testing.T) {
 	for i := range 20 {
 		seats = append(seats, join(t, serve, fmt.Sprintf("p%02d", i)))
 	}
-	waitFor(t, 2*time.Second, "no board event after the joins", func() bool { return heard.count(room.BoardChanged) > 0 })
+	waitFor(t, "no board event after the joins", func() bool { return heard.count(room.BoardChanged) > 0 })
 	heard.mu.Lock()
 	heard.events = nil
 	heard.mu.Unlock()
@@ -703,7 +694,7 @@ func TestBoardEventsAreDebouncedAndConnectionsBounded(t *testing.T) {
 	}
 	// Quiet for a few debounce windows: every event of the burst is in.
 	last, since := -1, time.Now()
-	waitFor(t, 5*time.Second, "board events kept coming after the burst", func() bool {
+	waitFor(t, "board events kept coming after the burst", func() bool {
 		if n := heard.count(room.BoardChanged); n != last {
 			last, since = n, time.Now()
 			return false
@@ -739,7 +730,7 @@ func TestPanickingSubscriberGoesOn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, time.Second, "the lead after the panic did not arrive", func() bool { return heard.lead(second.Seq) != nil })
+	waitFor(t, "the lead after the panic did not arrive", func() bool { return heard.lead(second.Seq) != nil })
 	if heard.lead(first.Seq) != nil {
 		t.Errorf("the event whose call panicked was recorded")
 	}
