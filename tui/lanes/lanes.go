@@ -57,7 +57,7 @@ func (m Mark) Glyph() string {
 	case Regressed:
 		return "↓"
 	}
-	return "·"
+	return "○"
 }
 
 // Words say what the mark means, for a legend.
@@ -162,6 +162,14 @@ type Message struct {
 	Sent, Arrived bool
 }
 
+// Pause is an actor's process paused: from its pause move to its resume
+// (End -1 while nothing in the log resumes it). The process stops; time
+// does not.
+type Pause struct {
+	Lane       int
+	Start, End int
+}
+
 // Time is one instant of the log with the moves at it, in log order.
 type Time struct {
 	T     int64
@@ -173,6 +181,7 @@ type Diagram struct {
 	Lanes    []Lane
 	Moves    []Move
 	Messages []Message
+	Pauses   []Pause
 	Times    []Time
 	// From and End bound the times shown; Now is the cursor, Pos the
 	// number of moves played.
@@ -247,6 +256,19 @@ func Build(in Input) Diagram {
 	}
 	d.From, d.End = min(d.From, d.Now), max(d.End, d.Now)
 	d.Messages = messages(in, d)
+	for i, mv := range d.Moves {
+		switch mv.Action {
+		case scenario.ActionPause:
+			d.Pauses = append(d.Pauses, Pause{Lane: mv.Lane, Start: i, End: -1})
+		case scenario.ActionResume:
+			for j := len(d.Pauses) - 1; j >= 0; j-- {
+				if p := &d.Pauses[j]; p.Lane == mv.Lane && p.End < 0 {
+					p.End = i
+					break
+				}
+			}
+		}
+	}
 	return d
 }
 

@@ -191,6 +191,9 @@ func TestPausedHolderStaleWrite(t *testing.T) {
 	if got := d.Danger(); len(got) != 1 || got[0].Index != at1080[1].Index {
 		t.Errorf("dangers %+v, want only A's write", got)
 	}
+	if len(d.Pauses) != 1 || d.Moves[d.Pauses[0].Start].T != 1050 || d.Pauses[0].End != at1080[0].Index {
+		t.Errorf("A's pause drawn as %+v, want from 1050 to its resume at 1080", d.Pauses)
+	}
 	// Both moves sit in one instant, side by side, in log order.
 	last := d.Times[len(d.Times)-1]
 	if last.T != 1080 || len(last.Moves) != 2 || last.Moves[0] != at1080[0].Index {

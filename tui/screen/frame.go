@@ -24,8 +24,8 @@ const (
 type layout struct {
 	boxes   bool // panes, SQL and narration in bordered boxes
 	gaps    bool // blank lines between sections
-	legend  bool // the timeline's legend line
-	cursor  bool // the "▲ t=…" line under the timeline
+	legend  bool // the lanes' legend in full words, and the dangers spelled out
+	cursor  bool // roomy lanes: a row per message and the "▲ t=…" line
 	paneMax int  // most lines of pane content, 0 = all
 	sqlMax  int  // most lines of SQL statement, 0 = all
 	noteMax int  // most lines of narration, 0 = all
