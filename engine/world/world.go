@@ -231,10 +231,11 @@ func (s *State) due(id string, kinds ...scenario.Action) int64 {
 func (s *State) replyLate(id string) bool { return s.due(id, scenario.ActionReply) >= 0 }
 
 // newMessageName picks a name for a message the learner sends: the
-// actor's next scripted one if there is one, else the first free prefix+N.
-func (s *State) newMessageName(actor string, act scenario.Action, prefix string) string {
+// actor's next scripted one if there is one, else the first free prefix+N;
+// never one already taken.
+func (s *State) newMessageName(actor string, act scenario.Action, prefix string, taken map[string]bool) string {
 	for i, ev := range s.sc.Events {
-		if !s.played[i] && ev.Actor == actor && ev.Action == act {
+		if !s.played[i] && ev.Actor == actor && ev.Action == act && !taken[ev.Heartbeat] {
 			if _, used := s.sent[ev.Heartbeat]; !used {
 				return ev.Heartbeat
 			}
@@ -242,7 +243,7 @@ func (s *State) newMessageName(actor string, act scenario.Action, prefix string)
 	}
 	for n := 1; ; n++ {
 		id := prefix + strconv.Itoa(n)
-		if _, used := s.sent[id]; !used && !s.scripted(id) {
+		if _, used := s.sent[id]; !used && !s.scripted(id) && !taken[id] {
 			return id
 		}
 	}

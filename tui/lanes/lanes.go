@@ -152,11 +152,12 @@ type Message struct {
 	// the move that delivered or dropped it, -1 while nothing in the log
 	// ends it.
 	Send, End int
-	// Due is when the network delivers it as the run stands now (-1:
-	// never), known once it is sent; 0 before.
+	// Due is when the network delivers it as the run stands now (-1: no
+	// delivery scheduled), known once it is sent; 0 before.
 	Due int64
-	// Lost: dropped, or in flight with no delivery ever.
-	Lost bool
+	// Lost: the network dropped it. Held: in flight with no delivery
+	// scheduled; it arrives only if someone delivers it.
+	Lost, Held bool
 	// Sent is true once its send move has been played; Arrived once its
 	// end has.
 	Sent, Arrived bool
@@ -388,7 +389,7 @@ func messages(in Input, d Diagram) []Message {
 			if f.ID == m.ID && f.Kind == m.Kind {
 				m.Due = f.Due
 				if f.Due < 0 && !m.Arrived {
-					m.Lost = true
+					m.Held = true
 				}
 			}
 		}

@@ -3,6 +3,7 @@ package screen
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/help"
@@ -122,10 +123,41 @@ func (c *sections) fit(h int) []string {
 	for _, l := range layouts() {
 		lines = c.screen(l)
 		if len(lines) <= h {
-			break
+			return lines
 		}
 	}
+	m := c.m
+	if m.Play.On && !m.Chooser.Open && !m.Explore.Open && (m.Room == nil || !m.Room.ShowBoard) {
+		return c.playCompact(h)
+	}
 	return lines
+}
+
+// playCompact is play mode on a screen too small for everything: the
+// header, the lanes, the verdict and the state in one line, the question,
+// the goals and the key hint get their lines first, and the menu scrolls
+// in what is left, its cursor always on screen. What is cut says which
+// key shows it.
+func (c *sections) playCompact(h int) []string {
+	m, w := c.m, c.w
+	c.lossy = true
+	top := append(slices.Clone(c.header), m.timeline(w, false, false)...)
+	mid := m.stateLine(w)
+	mid = append(mid, m.askLines(w)...)
+	goals := m.goalLines(w)
+	hidden := text.Wrap([]text.Span{text.Styled(&m.Styles.Faint, "Panes, SQL and narration need a taller screen: p leaves play mode to show them.")}, w, "", "  ")
+	bottom := append(slices.Clone(c.status), c.help...)
+	room := h - len(top) - len(mid) - len(goals) - len(bottom) - len(hidden)
+	if room < 4 {
+		hidden = nil
+		room = h - len(top) - len(mid) - len(goals) - len(bottom)
+	}
+	menu := m.playMenu(w, max(room, 3))
+	out := append(top, mid...)
+	out = append(out, menu...)
+	out = append(out, goals...)
+	out = append(out, hidden...)
+	return append(out, bottom...)
 }
 
 func newSections(m Screen, w int) *sections {
@@ -296,6 +328,8 @@ func (m Screen) helpLines(w int) []string {
 		km = m.Chooser.Keys
 	} else if m.Explore.Open {
 		km = keys.DefaultExplorer()
+	} else if m.Play.On {
+		km = keys.Play{Map: m.Keys}
 	}
 	h := m.Help
 	// bubbles/help adds an item that overflows when even its ellipsis does

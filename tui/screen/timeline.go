@@ -69,11 +69,17 @@ func (r row) String() string {
 	return strings.TrimRight(b.String(), " ")
 }
 
-// diagram is the lane model of the snapshot.
-func (s Snapshot) diagram() lanes.Diagram {
+// diagram is the lane model of the snapshot. In play mode the moves not
+// played yet are the script's, not the learner's: they are left out.
+func (m Screen) diagram() lanes.Diagram {
+	s := m.Snap
 	sc := s.Scenario
+	log := s.Log
+	if m.Play.On {
+		log = log[:min(len(log), s.View.Pos)]
+	}
 	return lanes.Build(lanes.Input{
-		Actors: sc.Actors(), Log: s.Log, Steps: s.Steps,
+		Actors: sc.Actors(), Log: log, Steps: s.Steps,
 		Initial: sc.Initial, InitialEpoch: sc.Resource.Epoch,
 		InFlight: s.View.InFlight, From: sc.Window.From, End: s.End, Now: s.View.Now,
 	})
@@ -250,7 +256,7 @@ func (m Screen) lanesBlock(w int, full, roomy bool) lanesBlock {
 
 func (m Screen) lanesAt(w int, full, roomy bool) lanesBlock {
 	st := m.Styles
-	d := m.Snap.diagram()
+	d := m.diagram()
 	gw := 0
 	for _, l := range d.Lanes {
 		gw = max(gw, text.Width(l.Name))
@@ -364,6 +370,8 @@ func (m Screen) flightTrack(tracks []row, p placed, msg lanes.Message, used map[
 	switch {
 	case msg.Lost:
 		tail = " lost"
+	case msg.Held:
+		tail = " held"
 	case !ends && msg.Sent && msg.Due > 0:
 		tail = fmt.Sprintf(" due %d", msg.Due)
 	}
