@@ -371,3 +371,17 @@ func TestAMissSaysWhy(t *testing.T) {
 		}
 	}
 }
+
+// Under compare/off the stale write is impossible in renewal-race: the
+// panel says compare-and-renew alone rules it out and points to
+// paused-holder, where it does not.
+func TestCompareAlonePointsToPausedHolder(t *testing.T) {
+	m := openModel(t, "renewal-race", compareOff(), 120, 40)
+	m = press(t, m, "p")
+	v := strings.Join(strings.Fields(m.View()), " ")
+	for _, want := range []string{"The resource accepts a stale write — impossible under compare-and-renew + off", "compare-and-renew alone rules it out here", "paused-holder (s)"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("the panel lacks %q:\n%s", want, m.View())
+		}
+	}
+}

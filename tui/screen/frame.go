@@ -144,20 +144,25 @@ func (c *sections) playCompact(h int) []string {
 	top := append(slices.Clone(c.header), m.timeline(w, false, false)...)
 	mid := m.stateLine(w)
 	mid = append(mid, m.askLines(w)...)
-	goals := m.goalLines(w)
+	goals := m.goalLinesShort(w)
 	hidden := text.Wrap([]text.Span{text.Styled(&m.Styles.Faint, "Panes, SQL and narration need a taller screen: p leaves play mode to show them.")}, w, "", "  ")
-	bottom := append(slices.Clone(c.status), c.help...)
-	room := h - len(top) - len(mid) - len(goals) - len(bottom) - len(hidden)
-	if room < 4 {
+	status := c.status
+	room := func() int { return h - len(top) - len(mid) - len(goals) - len(status) - len(c.help) - len(hidden) }
+	// The menu needs room for a few entries: the note on what is hidden
+	// goes first, then the status (the key hint stays).
+	if room() < 6 {
 		hidden = nil
-		room = h - len(top) - len(mid) - len(goals) - len(bottom)
 	}
-	menu := m.playMenu(w, max(room, 3))
+	if room() < 6 {
+		status = nil
+	}
+	menu := m.playMenu(w, max(room(), 3))
 	out := append(top, mid...)
 	out = append(out, menu...)
 	out = append(out, goals...)
 	out = append(out, hidden...)
-	return append(out, bottom...)
+	out = append(out, status...)
+	return append(out, c.help...)
 }
 
 func newSections(m Screen, w int) *sections {

@@ -151,7 +151,13 @@ func (m Screen) stateLine(w int) []string {
 
 // goalLines is the goal panel: each goal, reached or not, and the moves
 // the path on screen used to reach it.
-func (m Screen) goalLines(w int) []string {
+func (m Screen) goalLines(w int) []string { return m.goalPanel(w, false) }
+
+// goalLinesShort is the goal panel in a line per goal where it can: par
+// without the counts of runs.
+func (m Screen) goalLinesShort(w int) []string { return m.goalPanel(w, true) }
+
+func (m Screen) goalPanel(w int, short bool) []string {
 	st := m.Styles
 	var out []string
 	out = append(out, text.Wrap([]text.Span{text.Styled(&st.Title, "Goals"), text.Plain(" under " + m.Snap.View.Knobs.String())}, w, "", "  ")...)
@@ -165,6 +171,10 @@ func (m Screen) goalLines(w int) []string {
 		switch {
 		case g.Reached:
 			p = append(p, text.Styled(&st.Good, "✓ "), text.Plain(g.Goal.Text), text.Styled(&st.Good, fmt.Sprintf(" — reached in %d moves%s", g.Moves, par)))
+		case searched && !reach.Reachable() && short:
+			p = append(p, text.Styled(&st.Faint, "✗ "), text.Plain(g.Goal.Text), text.Styled(&st.Faint, " — impossible here"))
+		case searched && short:
+			p = append(p, text.Styled(&st.Faint, "· "), text.Plain(g.Goal.Text), text.Styled(&st.Faint, fmt.Sprintf(" — par %d", reach.Par)))
 		case searched && !reach.Reachable():
 			p = append(p, text.Styled(&st.Faint, "✗ "), text.Plain(g.Goal.Text), text.Styled(&st.Faint, fmt.Sprintf(" — impossible under %s + %s: 0 of %s runs", m.Snap.View.Knobs.Renewal.Describe(), m.Snap.View.Knobs.Fencing, res.Runs)))
 		case searched:
@@ -173,6 +183,13 @@ func (m Screen) goalLines(w int) []string {
 			p = append(p, text.Styled(&st.Faint, "· "), text.Plain(g.Goal.Text), text.Styled(&st.Faint, " — not reached yet"))
 		}
 		out = append(out, text.Wrap(p, w, "", "  ")...)
+		if searched && !reach.Reachable() && m.compareAlone(g.Goal) {
+			why := "  compare-and-renew alone rules it out here: a stale heartbeat gets UPDATE 0, so its sender learns it lost the lease before it writes. A paused holder sends no heartbeat at all: paused-holder (s) shows the stale write compare-and-renew cannot stop, and why a team still wants fencing."
+			if short {
+				why = "  compare-and-renew alone rules it out here; paused-holder (s) shows why fencing is still needed."
+			}
+			out = append(out, text.Wrap([]text.Span{text.Styled(&st.Faint, why)}, w, "", "  ")...)
+		}
 	}
 	switch {
 	case m.Search != nil && m.Search.Running:
@@ -181,6 +198,14 @@ func (m Screen) goalLines(w int) []string {
 		out = append(out, text.Wrap([]text.Span{text.Styled(&st.Warn, "  par unknown: "), text.Plain(m.Search.Err.Error())}, w, "", "  ")...)
 	}
 	return out
+}
+
+// compareAlone reports whether the goal is a stale write made impossible
+// by compare-and-renew alone (fencing off), in a scenario other than
+// paused-holder, where it is not.
+func (m Screen) compareAlone(g scenario.Goal) bool {
+	k := m.Snap.View.Knobs
+	return g.When == scenario.GoalConflict && k.Renewal == scenario.RenewalCompare && k.Fencing == scenario.FencingOff && m.Snap.Scenario.Name != "paused-holder"
 }
 
 // askLines is the question on screen: its choices while it waits, then
