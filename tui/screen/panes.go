@@ -335,6 +335,17 @@ func valueText(v json.RawMessage) string {
 	return string(v)
 }
 
+// tagWords says what a command tag reports, "one row read" for SELECT 1;
+// "" for a tag it does not know or one the words after it explain.
+func tagWords(tag string, rows int64) string {
+	verb, _, _ := strings.Cut(tag, " ")
+	what := map[string]string{"SELECT": "read", "UPDATE": "changed", "INSERT": "written", "DELETE": "deleted"}[verb]
+	if what == "" || rows == 0 && verb == "UPDATE" {
+		return ""
+	}
+	return transcript.RowsWords(rows) + " " + what
+}
+
 // sqlSection is the statement the last step ran, its arguments and the
 // server's command tag, with zero rows explained.
 func (m Screen) sqlSection(w int, l layout) []string {
@@ -418,6 +429,10 @@ func (m Screen) sqlParas(s transcript.Step) []para {
 		ps = append(ps, para{spans: a, first: "args ", rest: "     "})
 	}
 	tag := []text.Span{text.Styled(&st.Tag, s.Tag)}
+	if w := tagWords(s.Tag, s.Rows); w != "" {
+		// The server's answer, not a statement: say what it reports.
+		tag = append(tag, text.Styled(&st.Faint, " ("+w+")"))
+	}
 	if s.Rows == 0 && strings.HasPrefix(s.Tag, "UPDATE") {
 		switch s.Action {
 		case scenario.ActionDeliver:
