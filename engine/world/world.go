@@ -136,7 +136,7 @@ func (s *State) holds(actor string, t int64) (*scenario.Lease, bool) {
 
 // believes reports whether the actor believes it holds the lease at t: by
 // its cached lease and its own clock, or, while a check from before a pause
-// is pending, by that check. A paused process's clock does not move, and
+// is pending, by that check. A paused process stops (time does not), and
 // once resumed it acts on the check without looking again.
 func (s *State) believes(actor string, t int64) bool {
 	if b := s.beliefs[actor]; b != nil && b.checked != nil {
