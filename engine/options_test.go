@@ -250,3 +250,61 @@ func TestStepBackForks(t *testing.T) {
 		t.Errorf("the transcript holds %s, the run played %s", got, scenario.FormatMoves(r.Log()))
 	}
 }
+
+// TestOfferedHeartbeatsHaveTheirOwnNames: once A and B both hold a lease,
+// the menu offers each a heartbeat, and never one name for the two; the
+// clock's words agree in number with the messages it leaves in flight.
+func TestOfferedHeartbeatsHaveTheirOwnNames(t *testing.T) {
+	ctx := enginetest.Ctx(t)
+	r := enginetest.Open(t, pgtest.DSN(t), "renewal-race", enginetest.Knobs(scenario.RenewalBlind, scenario.FencingOff))
+	if err := r.Seek(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	for _, mv := range []string{"A:send hb1@1055", "clock:advance@1060", "clock:advance@1070", "B:acquire@1070"} {
+		m, err := scenario.ParseMove(mv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.Play(ctx, m); err != nil {
+			t.Fatalf("%s: %v", mv, err)
+		}
+	}
+	names := map[string]string{}
+	for _, o := range r.Options() {
+		if o.Move.Action != scenario.ActionSend {
+			continue
+		}
+		if other, dup := names[o.Move.Msg]; dup {
+			t.Errorf("%s and %s are both offered heartbeat %s", other, o.Move.Actor, o.Move.Msg)
+		}
+		names[o.Move.Msg] = o.Move.Actor
+		if !strings.Contains(o.Words, "lease_version ") {
+			t.Errorf("the send reads %q: a lease_version is named in full", o.Words)
+		}
+	}
+	if len(names) != 2 {
+		t.Fatalf("heartbeats offered: %v, want one each for A and B", names)
+	}
+	// Send both: two messages in flight, and the clock says they stay.
+	for _, o := range r.Options() {
+		if o.Move.Action == scenario.ActionSend {
+			if _, err := r.Play(ctx, o.Move); err != nil {
+				t.Fatal(err)
+			}
+			break
+		}
+	}
+	for _, o := range r.Options() {
+		if o.Move.Action == scenario.ActionSend {
+			if _, err := r.Play(ctx, o.Move); err != nil {
+				t.Fatal(err)
+			}
+			break
+		}
+	}
+	for _, o := range r.Options() {
+		if o.Move.Action == scenario.ActionAdvance && !strings.Contains(o.Words, " stay in flight") {
+			t.Errorf("with %d messages in flight the clock reads %q", len(r.View().InFlight), o.Words)
+		}
+	}
+}

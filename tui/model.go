@@ -140,6 +140,9 @@ func NewModel(ctx context.Context, cfg Config) (Model, error) {
 	m.run, m.Snap, m.Phase = cfg.Run, screen.SnapshotOf(cfg.Run), screen.PhaseReady
 	m.noAsk, m.remote = cfg.NoAsk, cfg.Remote
 	m.Play.On = cfg.Play && m.Snap.Live
+	if m.Play.On {
+		m.Status = playHint()
+	}
 	// A search started now reports once the program runs (Init).
 	m, m.startup = m.searchGoals()
 	if !cfg.Remote {
@@ -268,6 +271,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.log = append(m.log, m.entry(transcript.PresenterScenario))
 		if m.startPlay && m.Snap.Live {
 			m.Play.On = true
+			m.Status = playHint()
 		}
 		m, search := m.searchGoals()
 		return m, tea.Batch(m.psqlNote(), m.initRoom(), search)
@@ -446,6 +450,20 @@ func (m Model) beat(msg playTickMsg) (tea.Model, tea.Cmd) {
 	return next, tea.Batch(cmd, m.playTick())
 }
 
+// sameMenu reports whether two snapshots offer the same moves of the same
+// scenario, in the same order.
+func sameMenu(a, b screen.Snapshot) bool {
+	if a.Scenario != b.Scenario || len(a.Options) != len(b.Options) {
+		return false
+	}
+	for i := range a.Options {
+		if !a.Options[i].Move.Same(b.Options[i].Move) || a.Options[i].Words != b.Options[i].Words {
+			return false
+		}
+	}
+	return true
+}
+
 // done applies an engine command's result and starts the next queued one.
 func (m Model) done(d doneMsg) (tea.Model, tea.Cmd) {
 	m.Running = ""
@@ -472,6 +490,11 @@ func (m Model) done(d doneMsg) (tea.Model, tea.Cmd) {
 	}
 	before := m.Snap
 	if d.snap.Scenario != nil {
+		if !sameMenu(m.Snap, d.snap) {
+			// Another list: the cursor goes back to the top, so enter
+			// never plays a move nobody aimed at.
+			m.Play.At = 0
+		}
 		m.Snap = d.snap
 	}
 	m.Failure = nil

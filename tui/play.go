@@ -29,11 +29,16 @@ func (m Model) togglePlayMode() (tea.Model, tea.Cmd) {
 	m.Play.On = !m.Play.On
 	m.Play.At = 0
 	if m.Play.On {
-		m.Status = []text.Span{text.Plain("Play mode: ↑/↓ choose a move, enter or 1–9 plays it, ← steps back to choose differently, p leaves.")}
+		m.Status = playHint()
 		return m.searchGoals()
 	}
 	m.Status = []text.Span{text.Plain("Play mode off: → steps through the log as it stands.")}
 	return m, nil
+}
+
+// playHint says how play mode works, from its first frame.
+func playHint() []text.Span {
+	return []text.Span{text.Plain("Play mode: ↑/↓ choose a move, enter (or its number; 0 is the tenth) plays it, ← steps back to choose differently, p leaves.")}
 }
 
 // playKey handles a key in play mode; ok is false for keys it leaves to
@@ -58,10 +63,15 @@ func (m Model) playKey(km tea.KeyMsg) (tea.Model, tea.Cmd, bool) {
 		}
 		return m, nil, true
 	}
-	if n, err := strconv.Atoi(km.String()); err == nil && n >= 1 && n <= min(9, len(opts)) {
-		m.Play.At = n - 1
-		next, cmd := m.enqueue(op{kind: opPlayMove, move: opts[n-1].Move})
-		return next, cmd, true
+	if n, err := strconv.Atoi(km.String()); err == nil && len(km.String()) == 1 {
+		if n == 0 {
+			n = 10 // 0 is the tenth entry, as on a keyboard's row
+		}
+		if n <= len(opts) {
+			m.Play.At = n - 1
+			next, cmd := m.enqueue(op{kind: opPlayMove, move: opts[n-1].Move})
+			return next, cmd, true
+		}
 	}
 	return m, nil, false
 }
@@ -133,6 +143,13 @@ func (m *Model) reveal(st *transcript.Step) bool {
 	c.Answer, _ = c.Ask.Right(c.Fact)
 	right := c.Answer != "" && c.Ask.Choices[c.Pick] == c.Answer
 	m.Ask = &c
+	for _, prev := range m.Tally.Answers {
+		if prev.T == st.T && prev.Question == c.Ask.Question {
+			// Asked again after a step back: the first prediction is
+			// the one that counts.
+			return true
+		}
+	}
 	m.Tally.Asked++
 	if right {
 		m.Tally.Right++

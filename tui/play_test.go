@@ -291,3 +291,139 @@ func TestPlaySessionLogNamesMovesAndForks(t *testing.T) {
 		}
 	}
 }
+
+// --play opens with its keys on screen and no scripted story: the SQL box
+// and the narration say the learner makes the moves.
+func TestPlayOpensWithItsKeys(t *testing.T) {
+	sc, err := scenario.Builtin("renewal-race")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sz := range [][2]int{{80, 24}, {120, 40}} {
+		m := openScenarioModel(t, sc, blindOff(), sz[0], sz[1], func(c *Config) { c.Play = true })
+		v := m.View()
+		for _, want := range []string{"↓/j choose", "enter/1-9/0 play", "p leave play"} {
+			if !strings.Contains(v, want) {
+				t.Errorf("%v: --play opens without %q:\n%s", sz, want, v)
+			}
+		}
+		flat := strings.Join(strings.Fields(v), " ")
+		for _, bad := range []string{"runs the first event", strings.Join(strings.Fields(sc.Description), " ")[:40]} {
+			if strings.Contains(flat, bad) {
+				t.Errorf("%v: --play opens telling the scripted story (%q):\n%s", sz, bad, v)
+			}
+		}
+	}
+}
+
+// The menu's cursor goes back to the top whenever the list changes: after
+// a move, and across a scenario switch; enter then plays the first entry,
+// never one nobody aimed at.
+func TestPlayMenuCursorResetsWhenTheListChanges(t *testing.T) {
+	m := openModel(t, "renewal-race", blindOff(), 120, 40)
+	m = press(t, m, "p", "down", "down")
+	if m.Play.At != 2 {
+		t.Fatalf("two ↓: cursor at %d", m.Play.At)
+	}
+	m = choose(t, m, "A:send hb1")
+	if m.Play.At != 0 {
+		t.Errorf("after a move the cursor is at %d, want the top", m.Play.At)
+	}
+	m = press(t, m, "down", "down")
+	m = press(t, m, "s", "down", "enter") // another scenario from the list
+	if m.Snap.Scenario.Name == "renewal-race" {
+		t.Fatalf("the scenario did not change")
+	}
+	if m.Play.At != 0 {
+		t.Errorf("after a scenario switch the cursor is at %d, want the top", m.Play.At)
+	}
+}
+
+// A question answered again after a step back counts once: the first
+// prediction is the one the tally keeps.
+func TestTallyCountsAQuestionOnce(t *testing.T) {
+	sc, err := scenario.LoadFile("testdata/ask-race.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := openScenarioModel(t, sc, compareOff(), 120, 40, nil)
+	m = press(t, m, "right", "right", "right", "right", "right", "1") // wrong
+	m = press(t, m, "left", "right", "2")                             // right, the second time
+	if m.Snap.View.Pos != 5 {
+		t.Fatalf("pos %d", m.Snap.View.Pos)
+	}
+	if m.Tally.Asked != 1 || m.Tally.Right != 0 || len(m.Tally.Answers) != 1 {
+		t.Errorf("tally %+v: the re-answer was counted", m.Tally)
+	}
+}
+
+// 80×24 --play on renewal-race blind/off shows the goals, the verdict and
+// the key hint, and the menu's cursor stays on screen through 12 ↓.
+func TestPlayAt80x24(t *testing.T) {
+	sc, err := scenario.Builtin("renewal-race")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := openScenarioModel(t, sc, blindOff(), 80, 24, func(c *Config) { c.Play = true })
+	m = choose(t, m, "A:send hb1") // two messages' worth of menu
+	for i := 0; i <= 12; i++ {
+		v := m.Frame(80, 24)
+		tuitest.CheckFrame(t, "play 80×24", v, 80, 24)
+		for _, want := range []string{"Goals under blind/off", "The resource accepts a stale write", "/ safe", "↓/j choose", "▶ "} {
+			if !strings.Contains(v, want) {
+				t.Fatalf("after %d ↓ the screen lacks %q:\n%s", i, want, v)
+			}
+		}
+		if strings.Contains(v, "see what just happened below") {
+			t.Errorf("the screen points below, where nothing is:\n%s", v)
+		}
+		if want := min(i, len(m.Snap.Options)-1); m.Play.At != want {
+			t.Fatalf("after %d ↓ the cursor is at %d", i, m.Play.At)
+		}
+		m = press(t, m, "down")
+	}
+}
+
+// The newcomer's miss: after the resurrection, with B's fence-2 write not
+// landed, they predict a conflict for A's write; the screen says why it is
+// safe from the run's own state, on the screen, at 80×24 too.
+func TestAMissSaysWhy(t *testing.T) {
+	sc, err := scenario.Builtin("renewal-race")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sz := range [][2]int{{80, 24}, {120, 40}} {
+		m := openScenarioModel(t, sc, blindOff(), sz[0], sz[1], func(c *Config) { c.Play = true })
+		for _, mv := range []string{"A:send hb1", "clock:advance@1060", "clock:advance@1070", "B:acquire", "clock:advance@1075", "A:deliver hb1"} {
+			m = choose(t, m, mv)
+			if m.Ask != nil && m.Ask.Pick < 0 {
+				m = press(t, m, "esc")
+			}
+		}
+		m = choose(t, m, "A:effect")
+		if m.Ask == nil || m.Ask.Pick >= 0 {
+			t.Fatalf("%v: no question before A's write", sz)
+		}
+		m = press(t, m, "1") // conflict
+		v := strings.Join(strings.Fields(m.Frame(sz[0], sz[1])), " ")
+		for _, want := range []string{"✗ Not quite: you said conflict", "A's write carried fence 1 and the resource's highest fence accepted was 1", "A conflict needs a write with a newer fence to land first"} {
+			if !strings.Contains(v, want) {
+				t.Errorf("%v: the miss does not say %q:\n%s", sz, want, m.Frame(sz[0], sz[1]))
+			}
+		}
+	}
+}
+
+// Under compare/off the stale write is impossible in renewal-race: the
+// panel says compare-and-renew alone rules it out and points to
+// paused-holder, where it does not.
+func TestCompareAlonePointsToPausedHolder(t *testing.T) {
+	m := openModel(t, "renewal-race", compareOff(), 120, 40)
+	m = press(t, m, "p")
+	v := strings.Join(strings.Fields(m.View()), " ")
+	for _, want := range []string{"The resource accepts a stale write — impossible under compare-and-renew + off", "compare-and-renew alone rules it out here", "paused-holder (s)"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("the panel lacks %q:\n%s", want, m.View())
+		}
+	}
+}

@@ -17,11 +17,33 @@ import (
 // words start with words.
 func menuNumber(t *testing.T, s *tmuxSession, words string) string {
 	t.Helper()
-	re := regexp.MustCompile(`(?m)^[ ▶]+([1-9]) ` + regexp.QuoteMeta(words))
+	re := regexp.MustCompile(`(?m)^[ ▶]+([0-9]) ` + regexp.QuoteMeta(words))
 	for end := time.Now().Add(20 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
 		if m := re.FindStringSubmatch(s.screen()); m != nil {
 			return m[1]
 		}
+	}
+	t.Fatalf("the menu offers no %q; screen:\n%s", words, s.screen())
+	return ""
+}
+
+// scrollTo is the number of the menu entry that starts with words, after
+// scrolling the menu down until it shows; the key to play it.
+func scrollTo(t *testing.T, s *tmuxSession, words string) string {
+	t.Helper()
+	re := regexp.MustCompile(`(?m)^[ ▶]+([0-9]) ` + regexp.QuoteMeta(words))
+	for range 20 {
+		if m := re.FindStringSubmatch(s.waitScreen("Your move", 20*time.Second)); m != nil {
+			return m[1]
+		}
+		if strings.Contains(s.screen(), "more below") {
+			before := s.screen()
+			s.keys("Down")
+			for end := time.Now().Add(5 * time.Second); time.Now().Before(end) && s.screen() == before; time.Sleep(20 * time.Millisecond) {
+			}
+			continue
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 	t.Fatalf("the menu offers no %q; screen:\n%s", words, s.screen())
 	return ""
@@ -85,6 +107,47 @@ func TestTmuxPlayModeReachesTheGoal(t *testing.T) {
 		"--moves-file", moves, "--pg", "dsn", "--dsn", dsn)
 	if res.code != 0 || !strings.Contains(res.stdout, `"verdict": "safe"`) {
 		t.Fatalf("the same moves under compare/monotonic: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+}
+
+// The same race in the smallest usual terminal, 80×24: the goals, the
+// verdict and the key hint stay on screen, the lanes show the stale write,
+// and the moves are chosen by their numbers all the way to the goal.
+func TestTmuxPlayAt80x24(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	s, status := tmuxStart(t, 80, 24, built.path, "--scenario", "renewal-race", "--renewal", "blind", "--fencing", "off",
+		"--play", "--no-ask", "--pg", "dsn", "--dsn", dsn)
+	scr := s.waitScreen("Your move", time.Minute)
+	for _, want := range []string{"Goals under blind/off", "0 effects / safe", "↓/j choose"} {
+		if !strings.Contains(scr, want) {
+			t.Fatalf("80×24 --play opens without %q:\n%s", want, scr)
+		}
+	}
+	for i, words := range []string{
+		"A sends heartbeat hb1",
+		"advance the clock to 1060",
+		"advance the clock to 1070",
+		"B tries to acquire the lease now",
+		"B writes its effect",
+		"advance the clock to 1075",
+		"deliver hb1",
+		"A writes its effect",
+	} {
+		s.keys(scrollTo(t, s, words))
+		s.waitScreen(fmt.Sprintf("event %d/%d", i+1, i+1), 20*time.Second)
+	}
+	scr = s.waitFlat("The resource accepts a stale write — reached in 8 moves", 30*time.Second)
+	for _, want := range []string{"2 effects / CONFLICT", "↓/j choose", "stale write accepted"} {
+		if !strings.Contains(flat(scr), want) {
+			t.Errorf("80×24 at the goal lacks %q:\n%s", want, scr)
+		}
+	}
+	if lines := strings.Split(strings.TrimRight(scr, "\n"), "\n"); len(lines) > 24 {
+		t.Errorf("the screen has %d lines", len(lines))
+	}
+	s.keys("q")
+	if code := exitStatus(t, s, status); code != "0" {
+		t.Fatalf("exit status %q", code)
 	}
 }
 

@@ -196,7 +196,7 @@ func noteReply(actor string, m transcript.Message, before *scenario.Lease, t int
 
 func notePause(actor string, lease *scenario.Lease, holds bool, t int64) string {
 	if holds {
-		return fmt.Sprintf("%s checks its lease (fence %d, valid until %d), finds it holds it, and pauses (a garbage-collection stop, a swapped-out process): it does nothing, and its clock does not move, until it resumes.", actor, lease.Fence, lease.ExpiresAt)
+		return fmt.Sprintf("%s checks its lease (fence %d, valid until %d), finds it holds it, and pauses (a garbage-collection stop, a swapped-out process): the process stops (time does not) and does nothing until it resumes.", actor, lease.Fence, lease.ExpiresAt)
 	}
 	return fmt.Sprintf("%s pauses at %d: it does nothing until it resumes.", actor, t)
 }
@@ -265,7 +265,7 @@ func noteWrite(actor string, epoch int64, wr Written, before int64, e scenario.E
 	case e.Judgement == scenario.JudgedBlocked:
 		return fmt.Sprintf("The resource refused %s: %s. Blocked: %s's valid write was lost, which is what strict fencing, the unsuccessful fix, does.", what, predicate(f, wr.Effect.StoredEpoch, epoch, false), actor)
 	case !wr.Call.Accepted:
-		return fmt.Sprintf("The resource refused %s: %s, below the highest epoch seen. Fencing held.", what, predicate(f, wr.Effect.StoredEpoch, epoch, false))
+		return fmt.Sprintf("The resource refused %s: %s, below the resource's highest fence accepted. Fencing refused the stale write.", what, predicate(f, wr.Effect.StoredEpoch, epoch, false))
 	case e.Judgement == scenario.JudgedConflict:
 		return fmt.Sprintf("The resource accepted %s after a newer epoch (%s): %d effects / CONFLICT.", what, predicate(f, before, epoch, true), effects)
 	}

@@ -42,6 +42,9 @@ func (s *State) options(free bool) []Option {
 		out = append(out, Option{Move: mv, Words: words, Scripted: s.event(mv) >= 0})
 	}
 	now := s.now
+	// Names handed out in this listing: two actors offered a heartbeat at
+	// once get two names, so the menu never shows one name for two.
+	taken := map[string]bool{}
 	for _, m := range s.flight {
 		act := scenario.ActionDeliver
 		switch m.Kind {
@@ -76,7 +79,8 @@ func (s *State) options(free bool) []Option {
 			}
 			add(scenario.Move{T: now, Actor: a, Action: scenario.ActionAcquire}, s.moveWords(scenario.Move{T: now, Actor: a, Action: scenario.ActionAcquire}, -1))
 			if b.lease != nil {
-				mv := scenario.Move{T: now, Actor: a, Action: scenario.ActionSend, Msg: s.newMessageName(a, scenario.ActionSend, "hb")}
+				mv := scenario.Move{T: now, Actor: a, Action: scenario.ActionSend, Msg: s.newMessageName(a, scenario.ActionSend, "hb", taken)}
+				taken[mv.Msg] = true
 				add(mv, s.moveWords(mv, -1))
 			}
 			if s.believes(a, now) {
@@ -147,7 +151,11 @@ func (s *State) clockWords(t int64) string {
 	var why []string
 	for i, ev := range s.sc.Events {
 		if !s.played[i] && ev.T == t {
-			why = append(why, fmt.Sprintf("%s's %s is scripted then", ev.Actor, ev.Action.Verb()))
+			who := ev.Actor + "'s"
+			if ev.Actor == scenario.ClockActor || ev.Actor == "" {
+				who = "the clock's"
+			}
+			why = append(why, fmt.Sprintf("%s %s is scripted then", who, ev.Action.Verb()))
 			break
 		}
 	}
@@ -170,7 +178,11 @@ func (s *State) clockWords(t int64) string {
 		for i, m := range s.flight {
 			ids[i] = m.ID
 		}
-		held = "; " + strings.Join(ids, ", ") + " stays in flight"
+		verb := " stays in flight"
+		if len(ids) > 1 {
+			verb = " stay in flight"
+		}
+		held = "; " + strings.Join(ids, ", ") + verb
 	}
 	if len(why) == 0 {
 		return fmt.Sprintf("advance the clock one tick, to %d%s", t, held)
@@ -201,7 +213,7 @@ func (s *State) moveWords(mv scenario.Move, scripted int64) string {
 		return fmt.Sprintf("%s tries to acquire the lease now, at %d: it gets it if it expired%s", mv.Actor, mv.T, at)
 	case scenario.ActionSend:
 		if b != nil && b.lease != nil {
-			return fmt.Sprintf("%s sends heartbeat %s with its cached lease (fence %d, v%d)%s", mv.Actor, mv.Msg, b.lease.Fence, b.lease.LeaseVersion, at)
+			return fmt.Sprintf("%s sends heartbeat %s with its cached lease (fence %d, lease_version %d)%s", mv.Actor, mv.Msg, b.lease.Fence, b.lease.LeaseVersion, at)
 		}
 		return fmt.Sprintf("%s sends heartbeat %s, though it holds no lease%s", mv.Actor, mv.Msg, at)
 	case scenario.ActionEffect, scenario.ActionWriteSend:

@@ -142,7 +142,7 @@ func (s *State) holds(actor string, t int64) (*scenario.Lease, bool) {
 
 // believes reports whether the actor believes it holds the lease at t: by
 // its cached lease and its own clock, or, while a check from before a pause
-// is pending, by that check. A paused process's clock does not move, and
+// is pending, by that check. A paused process stops (time does not), and
 // once resumed it acts on the check without looking again.
 func (s *State) believes(actor string, t int64) bool {
 	if b := s.beliefs[actor]; b != nil && b.checked != nil {
@@ -277,10 +277,11 @@ func (s *State) due(id string, kinds ...scenario.Action) int64 {
 func (s *State) replyLate(id string) bool { return s.due(id, scenario.ActionReply) >= 0 }
 
 // newMessageName picks a name for a message the learner sends: the
-// actor's next scripted one if there is one, else the first free prefix+N.
-func (s *State) newMessageName(actor string, act scenario.Action, prefix string) string {
+// actor's next scripted one if there is one, else the first free prefix+N;
+// never one already taken.
+func (s *State) newMessageName(actor string, act scenario.Action, prefix string, taken map[string]bool) string {
 	for i, ev := range s.sc.Events {
-		if !s.played[i] && ev.Actor == actor && ev.Action == act {
+		if !s.played[i] && ev.Actor == actor && ev.Action == act && !taken[ev.Heartbeat] {
 			if _, used := s.sent[ev.Heartbeat]; !used {
 				return ev.Heartbeat
 			}
@@ -288,7 +289,7 @@ func (s *State) newMessageName(actor string, act scenario.Action, prefix string)
 	}
 	for n := 1; ; n++ {
 		id := prefix + strconv.Itoa(n)
-		if _, used := s.sent[id]; !used && !s.scripted(id) {
+		if _, used := s.sent[id]; !used && !s.scripted(id) && !taken[id] {
 			return id
 		}
 	}

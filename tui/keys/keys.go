@@ -60,7 +60,7 @@ func Default() Map {
 		PlayMode:  key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "play mode: choose each move")),
 		MenuUp:    key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "move above")),
 		MenuDown:  key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "move below")),
-		Choose:    key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter/1-9", "play the move")),
+		Choose:    key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter/1-9/0", "play the move")),
 		Skip:      key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "skip the question")),
 		Follow:    key.NewBinding(key.WithKeys("F"), key.WithHelp("F", "follow the presenter / go alone"), key.WithDisabled()),
 		Board:     key.NewBinding(key.WithKeys("b"), key.WithHelp("b", "room board"), key.WithDisabled()),
@@ -110,6 +110,23 @@ func (m Map) ShortHelp() []key.Binding {
 		brief(m.Follow, "follow"), brief(m.Board, "board"),
 		brief(m.Scenario, "scenario"), brief(m.Export, "export"), brief(m.WalkNext, "session"),
 	)
+}
+
+// Play is the map of play mode: its help leads with choosing a move, so
+// the screen says how from the first frame.
+type Play struct{ Map }
+
+// ShortHelp is play mode's one-line help.
+func (m Play) ShortHelp() []key.Binding {
+	return enabled(
+		brief(m.MenuDown, "choose"), brief(m.Choose, "play"), brief(m.Prev, "back"),
+		brief(m.PlayMode, "leave play"), brief(m.Help, "all keys"), m.Quit,
+	)
+}
+
+// FullHelp is play mode's help after ?: the menu's keys first.
+func (m Play) FullHelp() [][]key.Binding {
+	return append([][]key.Binding{enabled(m.MenuUp, m.MenuDown, m.Choose, m.PlayMode)}, m.Map.FullHelp()...)
 }
 
 // brief is b with a shorter description; b itself is unchanged.

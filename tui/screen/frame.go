@@ -2,6 +2,7 @@ package screen
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/help"
@@ -22,8 +23,8 @@ const (
 type layout struct {
 	boxes   bool // panes, SQL and narration in bordered boxes
 	gaps    bool // blank lines between sections
-	legend  bool // the timeline's legend line
-	cursor  bool // the "▲ t=…" line under the timeline
+	legend  bool // the lanes' legend in full words, and the dangers spelled out
+	cursor  bool // roomy lanes: a row per message and the "▲ t=…" line
 	paneMax int  // most lines of pane content, 0 = all
 	sqlMax  int  // most lines of SQL statement, 0 = all
 	noteMax int  // most lines of narration, 0 = all
@@ -120,10 +121,46 @@ func (c *sections) fit(h int) []string {
 	for _, l := range layouts() {
 		lines = c.screen(l)
 		if len(lines) <= h {
-			break
+			return lines
 		}
 	}
+	m := c.m
+	if m.Play.On && !m.Chooser.Open && !m.Explore.Open && (m.Room == nil || !m.Room.ShowBoard) {
+		return c.playCompact(h)
+	}
 	return lines
+}
+
+// playCompact is play mode on a screen too small for everything: the
+// header, the lanes, the verdict and the state in one line, the question,
+// the goals and the key hint get their lines first, and the menu scrolls
+// in what is left, its cursor always on screen. What is cut says which
+// key shows it.
+func (c *sections) playCompact(h int) []string {
+	m, w := c.m, c.w
+	c.lossy = true
+	top := append(slices.Clone(c.header), m.timeline(w, false, false)...)
+	mid := m.stateLine(w)
+	mid = append(mid, m.askLines(w)...)
+	goals := m.goalLinesShort(w)
+	hidden := text.Wrap([]text.Span{text.Styled(&m.Styles.Faint, "Panes, SQL and narration need a taller screen: p leaves play mode to show them.")}, w, "", "  ")
+	status := c.status
+	room := func() int { return h - len(top) - len(mid) - len(goals) - len(status) - len(c.help) - len(hidden) }
+	// The menu needs room for a few entries: the note on what is hidden
+	// goes first, then the status (the key hint stays).
+	if room() < 6 {
+		hidden = nil
+	}
+	if room() < 6 {
+		status = nil
+	}
+	menu := m.playMenu(w, max(room(), 3))
+	out := append(top, mid...)
+	out = append(out, menu...)
+	out = append(out, goals...)
+	out = append(out, hidden...)
+	out = append(out, status...)
+	return append(out, c.help...)
 }
 
 func newSections(m Screen, w int) *sections {
@@ -308,6 +345,8 @@ func (m Screen) helpLines(w int) []string {
 		km = m.Chooser.Keys
 	} else if m.Explore.Open {
 		km = keys.DefaultExplorer()
+	} else if m.Play.On {
+		km = keys.Play{Map: m.Keys}
 	}
 	h := m.Help
 	// bubbles/help adds an item that overflows when even its ellipsis does

@@ -134,7 +134,7 @@ func TestNoColorKeepsEveryStateInWords(t *testing.T) {
 	if strings.Contains(plain, "\x1b[") {
 		t.Fatalf("ASCII profile frame has escapes:\n%q", plain)
 	}
-	for _, want := range []string{"2 effects / CONFLICT", "⚠", "✓", "CAPITAL = done"} {
+	for _, want := range []string{"2 effects / CONFLICT", "⚠", "✓", "! stale write accepted", "took the lease row back to an older fence"} {
 		if !strings.Contains(plain, want) {
 			t.Errorf("monochrome frame lacks %q", want)
 		}

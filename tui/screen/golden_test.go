@@ -41,6 +41,11 @@ func moments() []moment {
 		// at the resource can refuse it.
 		{"paused-holder-stale-write", "paused-holder", enginetest.Knobs(scenario.RenewalCompare, scenario.FencingOff), append(right5, "right")},
 		{"paused-holder-stale-write-monotonic", "paused-holder", enginetest.Knobs(scenario.RenewalCompare, scenario.FencingMonotonic), append(right5, "right")},
+		// The pivotal step of the other built-in scenarios: their last,
+		// where the stale write or renewal lands.
+		{"river-reelect-end-blind", "river-reelect", blindOff(), []string{"G"}},
+		{"slow-renewal-end-blind", "slow-renewal", blindOff(), []string{"G"}},
+		{"zombie-producer-end-blind", "zombie-producer", blindOff(), []string{"G"}},
 	}
 }
 
@@ -79,7 +84,7 @@ func press(t *testing.T, r *engine.Run, s Screen, key string) Screen {
 // them). The ASCII profile keeps the files free of colour codes.
 func TestGoldenScreens(t *testing.T) {
 	for _, mo := range moments() {
-		for _, sz := range [][2]int{{80, 24}, {120, 40}} {
+		for _, sz := range goldenSizes() {
 			t.Run(fmt.Sprintf("%s-%dx%d", mo.name, sz[0], sz[1]), func(t *testing.T) {
 				r := shipped(t, mo.scenario, mo.knobs)
 				s := showing(r)
@@ -93,6 +98,10 @@ func TestGoldenScreens(t *testing.T) {
 		}
 	}
 }
+
+// goldenSizes are the sizes of the golden screens: the smallest usual
+// terminal to a large one. tui's golden tests reach the first two by keys.
+func goldenSizes() [][2]int { return [][2]int{{80, 24}, {120, 40}, {100, 30}, {200, 60}} }
 
 // askRace is the scenario file of the play screens, a live run of it on
 // the test server, and a screen showing it.
@@ -120,7 +129,7 @@ func askRace(t *testing.T, k scenario.Knobs) (*scenario.Scenario, *engine.Run) {
 // them); tui's TestGoldenPlayScreens reaches them by keys and must draw
 // the same.
 func TestGoldenPlayScreens(t *testing.T) {
-	for _, sz := range [][2]int{{80, 24}, {120, 40}} {
+	for _, sz := range goldenSizes() {
 		size := strconv.Itoa(sz[0]) + "x" + strconv.Itoa(sz[1])
 		t.Run("prediction-prompt-"+size, func(t *testing.T) {
 			sc, r := askRace(t, blindOff())
@@ -150,14 +159,14 @@ func TestGoldenPlayScreens(t *testing.T) {
 			s.Play.On = true
 			s.Search = &Search{Res: &res}
 			for _, mv := range []string{"A:send hb1", "clock:advance@1060", "clock:advance@1070", "B:acquire", "B:effect", "clock:advance@1075", "A:deliver hb1", "A:effect"} {
-				// The menu's cursor stays on the entry chosen, inside the
-				// menu that follows.
+				// The menu changes with every move: its cursor goes back
+				// to the top.
 				i := option(t, s.Snap, mv)
 				if _, err := r.Play(ctx, s.Snap.Options[i].Move); err != nil {
 					t.Fatalf("playing %s: %v", mv, err)
 				}
 				s.Snap = SnapshotOf(r)
-				s.Play.At = min(i, max(0, len(s.Snap.Options)-1))
+				s.Play.At = 0
 			}
 			frame := s.Frame(sz[0], sz[1])
 			tuitest.CheckFrame(t, "goal panel", frame, sz[0], sz[1])

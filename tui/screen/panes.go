@@ -184,11 +184,12 @@ func (m Screen) flightLines(w int) []string {
 		ps = append(ps, p(text.Styled(&st.Title, msg.ID), text.Plain(" from "+msg.From)))
 		due := fmt.Sprintf("sent %d, due %d", msg.Sent, msg.Due)
 		if msg.Due < 0 {
-			due = fmt.Sprintf("sent %d, lost: never arrives", msg.Sent)
+			// Nothing delivers it by itself; a move may still.
+			due = fmt.Sprintf("sent %d, held: no delivery scheduled", msg.Sent)
 		}
 		ps = append(ps, para{spans: []text.Span{text.Plain(due)}, first: "  ", rest: "  "})
 		sn := msg.Snapshot
-		ps = append(ps, para{spans: []text.Span{text.Styled(&st.Faint, fmt.Sprintf("carries %s, fence %d, v%d, expires %d", sn.Owner, sn.Fence, sn.LeaseVersion, sn.ExpiresAt))}, first: "  ", rest: "  "})
+		ps = append(ps, para{spans: []text.Span{text.Styled(&st.Faint, fmt.Sprintf("carries %s, fence %d, lease_version %d, expires %d", sn.Owner, sn.Fence, sn.LeaseVersion, sn.ExpiresAt))}, first: "  ", rest: "  "})
 		if msg.Stale {
 			ps = append(ps, para{spans: []text.Span{text.Styled(&st.Warn, "⚠ stale"), text.Plain(": " + msg.StaleReason)}, first: "  ", rest: "    "})
 		} else {
@@ -334,6 +335,17 @@ func valueText(v json.RawMessage) string {
 	return string(v)
 }
 
+// tagWords says what a command tag reports, "one row read" for SELECT 1;
+// "" for a tag it does not know or one the words after it explain.
+func tagWords(tag string, rows int64) string {
+	verb, _, _ := strings.Cut(tag, " ")
+	what := map[string]string{"SELECT": "read", "UPDATE": "changed", "INSERT": "written", "DELETE": "deleted"}[verb]
+	if what == "" || rows == 0 && verb == "UPDATE" {
+		return ""
+	}
+	return transcript.RowsWords(rows) + " " + what
+}
+
 // sqlSection is the statement the last step ran, its arguments and the
 // server's command tag, with zero rows explained.
 func (m Screen) sqlSection(w int, l layout) []string {
@@ -348,8 +360,11 @@ func (m Screen) sqlSection(w int, l layout) []string {
 	if last == nil {
 		head = "SQL"
 		first := "No statement yet: → runs the first event against PostgreSQL."
-		if m.Replay != nil {
+		switch {
+		case m.Replay != nil:
 			first = "No statement yet: → shows the first recorded event and what PostgreSQL answered."
+		case m.Play.On:
+			first = "No statement yet: the move you choose runs its SQL against PostgreSQL."
 		}
 		ps = append(ps, p(text.Styled(&st.Faint, first)))
 	} else {
@@ -414,6 +429,10 @@ func (m Screen) sqlParas(s transcript.Step) []para {
 		ps = append(ps, para{spans: a, first: "args ", rest: "     "})
 	}
 	tag := []text.Span{text.Styled(&st.Tag, s.Tag)}
+	if w := tagWords(s.Tag, s.Rows); w != "" {
+		// The server's answer, not a statement: say what it reports.
+		tag = append(tag, text.Styled(&st.Faint, " ("+w+")"))
+	}
 	if s.Rows == 0 && strings.HasPrefix(s.Tag, "UPDATE") {
 		switch s.Action {
 		case scenario.ActionDeliver:
@@ -467,10 +486,26 @@ func jsonArgText(v any) string {
 
 // narration is the last step's note, or the scenario's description before
 // the first step.
+// playStart is the state play mode starts from, in words: no story, the
+// learner writes it.
+func (m Screen) playStart() string {
+	sc := m.Snap.Scenario
+	lease := "The leases table is empty"
+	if l := sc.Initial; l != nil {
+		lease = fmt.Sprintf("%s holds the lease (fence %d, lease_version %d, expires %d)", l.Owner, l.Fence, l.LeaseVersion, l.ExpiresAt)
+	}
+	return fmt.Sprintf("You choose every move. %s; the resource's highest fence accepted is %d. Aim for a goal in the panel above.", lease, sc.Resource.Epoch)
+}
+
 func (m Screen) narration(w int, l layout) []string {
 	s := m.Snap
 	note := strings.TrimSpace(s.Scenario.Description)
 	head := "What happens"
+	if m.Play.On {
+		// The scripted story is one path; in play mode the learner
+		// makes their own.
+		note, head = m.playStart(), "Your turn"
+	}
 	if last := s.Last(); last != nil {
 		note, head = strings.TrimSpace(last.Note), "What just happened"
 	}

@@ -6,65 +6,13 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/leaserace/leaserace/engine/transcript"
+	"github.com/leaserace/leaserace/scenario"
+	"github.com/leaserace/leaserace/tui/lanes"
 	"github.com/leaserace/leaserace/tui/styles"
 	"github.com/leaserace/leaserace/tui/text"
-
-	"github.com/leaserace/leaserace/scenario"
 )
 
-// markOf is the letter an action gets on the timeline; capitals mark
-// moves already made, so the ruler reads without colour.
-func markOf(a scenario.Action) (rune, string) {
-	switch a {
-	case scenario.ActionSend:
-		return 's', "send"
-	case scenario.ActionExpire:
-		return 'x', "expiry"
-	case scenario.ActionAcquire:
-		return 'a', "acquire/takeover"
-	case scenario.ActionDeliver:
-		return 'd', "heartbeat arrives"
-	case scenario.ActionReply:
-		return 'y', "reply arrives"
-	case scenario.ActionEffect:
-		return 'e', "effect"
-	case scenario.ActionWrite:
-		return 'w', "write"
-	case scenario.ActionWriteSend:
-		return 'p', "write sent"
-	case scenario.ActionWriteDeliver:
-		return 'l', "write lands"
-	case scenario.ActionPause:
-		return 'z', "pause"
-	case scenario.ActionResume:
-		return 'u', "resume"
-	case scenario.ActionRelease:
-		return 'r', "release"
-	case scenario.ActionReelect:
-		return 'v', "re-election"
-	case scenario.ActionDrop:
-		return 'o', "message lost"
-	case scenario.ActionAdvance:
-		return 't', "clock moves on"
-	}
-	return '?', string(a)
-}
-
-// resultMark is what the axis shows under a column of moves already
-// made: a refusal or a move that made no call, so a capital letter alone
-// never hides how a move went. A column's worst result wins.
-func resultMark(results []string) (rune, bool) {
-	switch {
-	case slices.Contains(results, transcript.ResultRefused):
-		return '✗', true
-	case slices.Contains(results, transcript.ResultNoCall):
-		return '∅', true
-	}
-	return 0, false
-}
-
-// cell is one terminal cell of the timeline.
+// cell is one terminal cell of the lanes.
 type cell struct {
 	r     rune
 	style *styles.Ink
@@ -92,10 +40,17 @@ func (r row) put(c int, s string, st *styles.Ink) bool {
 			return false
 		}
 	}
-	for i, x := range rs {
-		r[c+i] = cell{r: x, style: st}
-	}
+	r.set(c, s, st)
 	return true
+}
+
+// set writes s at column c over whatever is there, clipped to the row.
+func (r row) set(c int, s string, st *styles.Ink) {
+	for i, x := range []rune(s) {
+		if c+i >= 0 && c+i < len(r) {
+			r[c+i] = cell{r: x, style: st}
+		}
+	}
 }
 
 func (r row) String() string {
@@ -114,164 +69,545 @@ func (r row) String() string {
 	return strings.TrimRight(b.String(), " ")
 }
 
-// timeline draws the ruler over the scenario's window: a mark per event
-// (stacked when they share a column), the axis heavy up to the cursor,
-// times under it, and the cursor. Events before the window sit in a
-// gutter at the left edge with their own time.
-func (m Screen) timeline(w int, legend, showCursor bool) []string {
-	st, s := m.Styles, m.Snap
+// diagram is the lane model of the snapshot. In play mode the moves not
+// played yet are the script's, not the learner's: they are left out.
+func (m Screen) diagram() lanes.Diagram {
+	s := m.Snap
 	sc := s.Scenario
-	from, end := sc.Window.From, s.End
-	if end <= from {
-		end = from + 1
-	}
-	// The gutter holds events before the window.
-	var pre []int
-	preLabel := ""
 	log := s.Log
-	for i, e := range log {
-		if e.T < from {
-			pre = append(pre, i)
-		}
+	if m.Play.On {
+		log = log[:min(len(log), s.View.Pos)]
 	}
-	gw := 0
-	if len(pre) > 0 {
-		t0, t1 := log[pre[0]].T, log[pre[len(pre)-1]].T
-		preLabel = strconv.FormatInt(t0, 10)
-		if t0 != t1 {
-			preLabel = "<" + strconv.FormatInt(from, 10)
-		}
-		gw = len(preLabel) + 2
-	}
-	axW := w - gw
-	if axW < 2 {
-		return nil
-	}
-	col := func(t int64) int {
-		if t < from {
-			return (gw - 2) / 2
-		}
-		c := gw + int((t-from)*int64(axW-1)/(end-from))
-		return min(max(c, gw), w-1)
-	}
-	now, pos := s.View.Now, s.View.Pos
-	cur := col(now)
+	return lanes.Build(lanes.Input{
+		Actors: sc.Actors(), Log: log, Steps: s.Steps,
+		Initial: sc.Initial, InitialEpoch: sc.Resource.Epoch,
+		InFlight: s.View.InFlight, From: sc.Window.From, End: s.End, Now: s.View.Now,
+	})
+}
 
-	// Marks: first event in a column nearest the axis, later ones above.
-	stacks := map[int][]int{}
-	depth := 1
-	for i, e := range log {
-		c := col(e.T)
-		stacks[c] = append(stacks[c], i)
-		depth = max(depth, len(stacks[c]))
+// placed is where each move's two cells (its letter, then its mark) sit.
+type placed struct {
+	d     lanes.Diagram
+	gw    int   // the lane names' gutter
+	x     []int // per move, its letter's column; -1 when cut off
+	first int   // the first instant shown
+	w     int
+}
+
+// place lays the instants out left to right: each at least its moves'
+// width apart, side by side in log order, and otherwise as far apart as
+// their times are, so long flights look long. When they do not fit, the
+// moves lose the space between them, then the earliest instants go.
+func place(d lanes.Diagram, w, gw int) placed {
+	p := placed{d: d, gw: gw, w: w, x: make([]int, len(d.Moves))}
+	for i := range p.x {
+		p.x[i] = -1
 	}
-	const maxDepth = 3
-	depth = min(depth, maxDepth)
-	marks := make([]row, depth)
-	for i := range marks {
-		marks[i] = newRow(w)
+	avail := w - gw
+	if avail < 4 || len(d.Times) == 0 {
+		return p
 	}
-	for c, idx := range stacks {
-		for k, i := range idx {
-			level := depth - 1 - k
-			if k >= maxDepth {
-				marks[0][c] = cell{r: '+', style: &st.Faint}
+	spread, gap := 3, 2
+	need := func(from, spread, gap int) int {
+		n := 0
+		for _, tm := range d.Times[from:] {
+			n += spread*len(tm.Moves) - (spread - 2)
+		}
+		return n + gap*(len(d.Times)-from-1)
+	}
+	switch {
+	case need(0, 3, 2) <= avail:
+	case need(0, 2, 1) <= avail:
+		spread, gap = 2, 1
+	default:
+		spread, gap = 2, 1
+		for p.first < len(d.Times)-1 && need(p.first, spread, gap)+2 > avail {
+			p.first++
+		}
+	}
+	ts := d.Times[p.first:]
+	width := func(i int) int { return spread*len(ts[i].Moves) - (spread - 2) }
+	t0, t1 := ts[0].T, max(d.End, ts[len(ts)-1].T)
+	lastW := width(len(ts) - 1)
+	xs := make([]int, len(ts))
+	for i, tm := range ts {
+		ideal := 0
+		if t1 > t0 {
+			ideal = int((tm.T - t0) * int64(avail-lastW) / (t1 - t0))
+		}
+		if i > 0 {
+			ideal = max(ideal, xs[i-1]+width(i-1)+gap)
+		}
+		xs[i] = ideal
+	}
+	for i := len(ts) - 1; i >= 0; i-- {
+		limit := avail - width(i)
+		if i < len(ts)-1 {
+			limit = xs[i+1] - gap - width(i)
+		}
+		xs[i] = min(xs[i], limit)
+	}
+	off := gw
+	if p.first > 0 {
+		off += 2 // room for the "…" of the instants cut off
+	}
+	for i, tm := range ts {
+		for k, mv := range tm.Moves {
+			p.x[mv] = off + xs[i] + k*spread
+		}
+	}
+	return p
+}
+
+// col is the column of time t: at an instant's first move, or between
+// the instants around it in proportion.
+func (p placed) col(t int64) int {
+	d := p.d
+	prevT, prevX := int64(-1), -1
+	for _, tm := range d.Times[p.first:] {
+		x := p.x[tm.Moves[0]]
+		if tm.T == t {
+			return x
+		}
+		if tm.T > t {
+			if prevX < 0 {
+				return max(p.gw, x-1)
+			}
+			// Between two instants, in proportion of the gap.
+			span := x - prevX
+			return prevX + int(int64(span)*(t-prevT)/(tm.T-prevT))
+		}
+		prevT, prevX = tm.T, p.x[tm.Moves[len(tm.Moves)-1]]+2
+	}
+	if prevX < 0 {
+		return p.gw
+	}
+	if d.End > prevT {
+		return min(p.w-1, prevX+int(int64(p.w-1-prevX)*(t-prevT)/(d.End-prevT)))
+	}
+	return min(p.w-1, prevX)
+}
+
+// markInk is how a mark is coloured; the glyph alone already says it.
+func (m Screen) markInk(k lanes.Mark) *styles.Ink {
+	st := m.Styles
+	switch k {
+	case lanes.Done:
+		return &st.Good
+	case lanes.Refused:
+		return &st.Warn
+	case lanes.NoCall, lanes.Pending:
+		return &st.Faint
+	}
+	return &st.Alarm
+}
+
+// Glyphs of the network and the cursor, named once for the legend.
+const (
+	flightGlyphs  = "╰─╯"
+	pendingFlight = '┄'
+	cursorGlyph   = "▲"
+	cutGlyph      = "…"
+	pauseGlyph    = '┈'
+)
+
+// timeline draws the race as a lane per actor and one for the clock: each
+// move its kind's letter and its own mark, in its lane at its time;
+// messages from send to arrival under their sender's lane (roomy) or
+// along it (compact); the times under the lanes with the cursor; and the
+// legend, which names every glyph the lanes show and never goes.
+func (m Screen) timeline(w int, full, roomy bool) []string {
+	return m.lanesBlock(w, full, roomy).lines
+}
+
+// lanesBlock is the lanes' parts: the rows of the lanes, messages and
+// times; the dangers in words; the legend.
+type lanesBlock struct {
+	d                    lanes.Diagram
+	rows, danger, legend []string
+	// lines is the block as the screen shows it.
+	lines []string
+	used  map[string]bool
+}
+
+func (m Screen) lanesBlock(w int, full, roomy bool) lanesBlock {
+	b := m.lanesAt(w, full, roomy)
+	if roomy || len(b.legend) <= 1 {
+		b.lines = append(append(slices.Clone(b.rows), b.danger...), b.legend...)
+		return b
+	}
+	// Compact: the legend goes beside the lanes, as narrow as lets it
+	// keep to their height, so it costs no lines of its own.
+	for lw := 22; lw <= w/2; lw += 2 {
+		nb := m.lanesAt(w-lw-2, full, roomy)
+		nb.legend = m.legend(nb.d, lw, nb.used, full)
+		if len(nb.legend) <= len(nb.rows) || lw+2 > w/2 {
+			nb.lines = text.HJoin("  ", []int{w - lw - 2, lw}, nb.rows, nb.legend)
+			for i := range nb.lines {
+				nb.lines[i] = strings.TrimRight(nb.lines[i], " ")
+			}
+			nb.lines = append(nb.lines, nb.danger...)
+			return nb
+		}
+	}
+	b.lines = append(append(slices.Clone(b.rows), b.danger...), b.legend...)
+	return b
+}
+
+func (m Screen) lanesAt(w int, full, roomy bool) lanesBlock {
+	st := m.Styles
+	d := m.diagram()
+	gw := 0
+	for _, l := range d.Lanes {
+		gw = max(gw, text.Width(l.Name))
+	}
+	gw += 1
+	p := place(d, w, gw)
+	cut := p.first > 0
+	var out []string
+	used := map[string]bool{}
+	for li, l := range d.Lanes {
+		lane := newRow(w)
+		lane.set(0, l.Name, &st.Label)
+		if cut {
+			lane.set(gw, cutGlyph, &st.Faint)
+			used[cutGlyph] = true
+		}
+		var tracks []row
+		for _, msg := range d.Messages {
+			if msg.Lane != li || p.x[msg.Send] < 0 {
 				continue
 			}
-			r, _ := markOf(log[i].Action)
-			sty := &st.Pending
-			if i < pos {
-				r, sty = []rune(strings.ToUpper(string(r)))[0], &st.Done
+			if roomy {
+				tracks = m.flightTrack(tracks, p, msg, used)
+			} else {
+				m.flightInline(lane, p, msg, used)
 			}
-			marks[level][c] = cell{r: r, style: sty}
+		}
+		for _, ps := range d.Pauses {
+			if ps.Lane == li {
+				m.pauseInline(lane, p, ps, used)
+			}
+		}
+		for i, mv := range d.Moves {
+			if mv.Lane != li || p.x[i] < 0 {
+				continue
+			}
+			letter, _ := lanes.Letter(mv.Action)
+			ink := &st.Done
+			if mv.Mark == lanes.Pending {
+				ink = &st.Pending
+			}
+			lane.set(p.x[i], letter, ink)
+			lane.set(p.x[i]+1, mv.Mark.Glyph(), m.markInk(mv.Mark))
+		}
+		out = append(out, lane.String())
+		for _, tr := range tracks {
+			out = append(out, tr.String())
 		}
 	}
+	// The times under the lanes, the cursor on them.
+	ruler := newRow(w)
+	cur := m.cursorCol(p)
+	if !roomy {
+		// No row of its own: the cursor sits among the times.
+		ruler.set(cur, cursorGlyph, &st.Cursor)
+	}
+	for _, tm := range d.Times[p.first:] {
+		ruler.put(p.x[tm.Moves[0]], strconv.FormatInt(tm.T, 10), &st.Faint)
+	}
+	out = append(out, ruler.String())
+	if roomy {
+		c := newRow(w)
+		ct := fmt.Sprintf("%s t=%d", cursorGlyph, d.Now)
+		if cur+len([]rune(ct)) > w {
+			ct = fmt.Sprintf("t=%d %s", d.Now, cursorGlyph)
+			cur = max(0, cur-len([]rune(ct))+1)
+		}
+		c.set(cur, ct, &st.Cursor)
+		out = append(out, c.String())
+	}
+	b := lanesBlock{d: d, rows: out, legend: m.legend(d, w, used, full), used: used}
+	if full {
+		b.danger = m.dangerLines(d, w)
+	}
+	return b
+}
 
-	axis := newRow(w)
-	for c := range w {
-		switch {
-		case c < gw-1:
-			axis[c] = cell{r: '╌', style: &st.Border}
-		case c == gw-1:
-			axis[c] = cell{r: ' '}
-		case c <= cur:
-			axis[c] = cell{r: '━', style: &st.Done}
-		default:
-			axis[c] = cell{r: '─', style: &st.Border}
-		}
+// cursorCol is where the cursor points: under the last move played when
+// it is at the cursor's time, else at the cursor's time between instants.
+func (m Screen) cursorCol(p placed) int {
+	d := p.d
+	if d.Pos > 0 && p.x[d.Pos-1] >= 0 && d.Moves[d.Pos-1].T == d.Now {
+		return p.x[d.Pos-1] + 1
 	}
-	for c, idx := range stacks {
-		if c >= gw {
-			r, sty := '┼', &st.Border
-			if c <= cur {
-				r, sty = '┿', &st.Done
-			}
-			var results []string
-			for _, i := range idx {
-				if i < len(s.Steps) {
-					results = append(results, s.Steps[i].Result)
-				}
-			}
-			if mark, ok := resultMark(results); ok {
-				r, sty = mark, &st.Warn
-			}
-			axis[c] = cell{r: r, style: sty}
-		}
+	if d.Pos < len(d.Moves) && p.x[d.Pos] >= 0 && d.Moves[d.Pos].T == d.Now {
+		// At the instant of the next move, before it.
+		return max(p.gw, p.x[d.Pos]-1)
 	}
+	return max(p.gw, p.col(d.Now))
+}
 
-	labels := newRow(w)
-	if preLabel != "" {
-		labels.put(0, preLabel, &st.Faint)
+// span is the columns a message covers: from its send's mark to its end's
+// letter, or to the cursor (lost) or the right edge (still out).
+func (p placed) span(msg lanes.Message, cur int) (int, int, bool) {
+	from := p.x[msg.Send] + 1
+	switch {
+	case msg.End >= 0 && p.x[msg.End] >= 0:
+		return from, p.x[msg.End], true
+	case msg.Lost:
+		return from, max(from+2, cur), false
 	}
-	fl, el := strconv.FormatInt(from, 10), strconv.FormatInt(end, 10)
-	labels.put(gw, fl, &st.Faint)
-	labels.put(w-len(el), el, &st.Faint)
-	for _, e := range log {
-		if e.T < from {
+	return from, p.w - 1, false
+}
+
+// flightTrack draws msg under its lane on the first track it fits.
+func (m Screen) flightTrack(tracks []row, p placed, msg lanes.Message, used map[string]bool) []row {
+	st := m.Styles
+	cur := m.cursorCol(p)
+	a, b, ends := p.span(msg, cur)
+	tail := ""
+	switch {
+	case msg.Lost:
+		tail = " lost"
+	case msg.Held:
+		tail = " held"
+	case !ends && msg.Sent && msg.Due > 0:
+		tail = fmt.Sprintf(" due %d", msg.Due)
+	}
+	b = min(b, p.w-1-len(tail))
+	if b <= a {
+		return tracks
+	}
+	var tr row
+	for _, t := range tracks {
+		free := true
+		for c := a - 1; c <= b+len(tail)+1 && c < len(t); c++ {
+			if c >= 0 && t[c].r != ' ' {
+				free = false
+			}
+		}
+		if free {
+			tr = t
+			break
+		}
+	}
+	if tr == nil {
+		tr = newRow(p.w)
+		tracks = append(tracks, tr)
+	}
+	ink := &st.Done
+	if !msg.Sent {
+		ink = &st.Pending
+	}
+	tr.set(a, "╰", ink)
+	for c := a + 1; c < b; c++ {
+		r, k := '─', ink
+		if msg.Sent && !msg.Arrived && c > cur {
+			// The part of the flight still ahead of the cursor.
+			r, k = pendingFlight, &st.Pending
+			used[string(pendingFlight)] = true
+		}
+		tr[c] = cell{r: r, style: k}
+	}
+	end := "╯"
+	if !ends {
+		end = "─"
+	}
+	if msg.Sent && !msg.Arrived && b > cur {
+		tr.set(b, string(pendingFlight), &st.Pending)
+		used[string(pendingFlight)] = true
+		if ends {
+			tr.set(b, end, &st.Pending)
+		}
+	} else {
+		tr.set(b, end, ink)
+	}
+	if tail != "" {
+		lk := &st.Faint
+		if msg.Lost {
+			lk = &st.Warn
+		}
+		tr.set(b+1, tail, lk)
+	}
+	label := msg.ID
+	if msg.Kind == "reply" {
+		label += " reply"
+	}
+	if a+2+len(label) < b {
+		tr.set(a+2, label, &st.Title)
+	}
+	used[flightGlyphs] = true
+	return tracks
+}
+
+// flightInline draws msg along its lane, in the cells between its moves.
+func (m Screen) flightInline(lane row, p placed, msg lanes.Message, used map[string]bool) {
+	st := m.Styles
+	cur := m.cursorCol(p)
+	a, b, ends := p.span(msg, cur)
+	a++ // the lane row holds the send's mark at a
+	if !ends && !msg.Lost {
+		b = min(b, p.w-1)
+	}
+	ink := &st.Done
+	if !msg.Sent {
+		ink = &st.Pending
+	}
+	drew := false
+	for c := a + 1; c < b && c < len(lane); c++ {
+		if lane[c].r != ' ' {
 			continue
 		}
-		t := strconv.FormatInt(e.T, 10)
-		c := col(e.T)
-		if !labels.put(c, t, &st.Faint) {
-			labels.put(c-len(t)+1, t, &st.Faint)
+		r, k := '─', ink
+		if msg.Sent && !msg.Arrived && c > cur {
+			r, k = pendingFlight, &st.Pending
+			used[string(pendingFlight)] = true
+		}
+		lane[c] = cell{r: r, style: k}
+		drew = true
+	}
+	if !drew {
+		return
+	}
+	used["─"] = true
+	if msg.Lost && !ends {
+		lane.put(b+1, "lost", &st.Warn)
+	}
+	label := msg.ID
+	if a+2+len(label) < b-1 {
+		lane.set(a+2, label, &st.Title)
+	}
+}
+
+// pauseInline draws an actor's pause along its lane: the process stops
+// between its pause and its resume (or the cursor), while time goes on.
+func (m Screen) pauseInline(lane row, p placed, ps lanes.Pause, used map[string]bool) {
+	st := m.Styles
+	if p.x[ps.Start] < 0 || ps.Start >= p.d.Pos {
+		return
+	}
+	a := p.x[ps.Start] + 2
+	b := m.cursorCol(p)
+	if ps.End >= 0 && ps.End < p.d.Pos && p.x[ps.End] >= 0 {
+		b = p.x[ps.End] - 1
+	}
+	drew := false
+	for c := a + 1; c < b && c < len(lane); c++ {
+		if lane[c].r == ' ' {
+			lane[c] = cell{r: pauseGlyph, style: &st.Faint}
+			drew = true
 		}
 	}
+	if !drew {
+		return
+	}
+	used[string(pauseGlyph)] = true
+	if a+2+len("paused") < b-1 {
+		lane.set(a+2, "paused", &st.Faint)
+	}
+}
 
-	cursor := newRow(w)
-	ct := fmt.Sprintf("▲ t=%d", now)
-	if !cursor.put(cur, ct, &st.Cursor) {
-		ct = fmt.Sprintf("t=%d ▲", now)
-		cursor.put(max(0, cur-len([]rune(ct))+1), ct, &st.Cursor)
-	}
-
-	out := make([]string, 0, depth+4)
-	for _, r := range marks {
-		out = append(out, r.String())
-	}
-	if !showCursor {
-		// No room for the cursor line: mark the cursor on the axis itself.
-		axis[cur] = cell{r: '▲', style: &st.Cursor}
-	}
-	out = append(out, axis.String(), labels.String())
-	if showCursor {
-		out = append(out, cursor.String())
-	}
-	if legend {
-		var p []text.Span
-		seen := map[scenario.Action]bool{}
-		for _, e := range log {
-			if seen[e.Action] {
-				continue
-			}
-			seen[e.Action] = true
-			r, what := markOf(e.Action)
-			if len(p) > 0 {
-				p = append(p, text.Plain(" · "))
-			}
-			p = append(p, text.Styled(&st.Done, string(r)), text.Plain(" "+what))
+// dangerLines spell out each danger the lanes mark, newest last.
+func (m Screen) dangerLines(d lanes.Diagram, w int) []string {
+	st := m.Styles
+	var out []string
+	for _, mv := range d.Danger() {
+		var what string
+		switch mv.Mark {
+		case lanes.Stale:
+			what = fmt.Sprintf("%s's write at %d was accepted after a newer fence: a stale write", mv.Actor, mv.T)
+		case lanes.Regressed:
+			what = fmt.Sprintf("%s's %s at %d took the lease row back to an older fence", mv.Actor, actionNoun(mv.Action), mv.T)
+		case lanes.Blocked:
+			what = fmt.Sprintf("%s's write at %d was valid, yet refused: blocked", mv.Actor, mv.T)
 		}
-		p = append(p, text.Styled(&st.Faint, " (CAPITAL = done; under it ✗ refused, ∅ made no call)"))
-		out = append(out, text.Wrap(p, w, "", "")...)
+		out = append(out, text.Wrap([]text.Span{text.Styled(&st.Alarm, mv.Mark.Glyph()+" "), text.Plain(what)}, w, "", "  ")...)
 	}
 	return out
+}
+
+// actionNoun names a move's kind in a sentence.
+func actionNoun(a scenario.Action) string {
+	switch a {
+	case scenario.ActionDeliver:
+		return "heartbeat"
+	case scenario.ActionReelect:
+		return "re-election"
+	case scenario.ActionAcquire:
+		return "acquire"
+	}
+	_, w := lanes.Letter(a)
+	return w
+}
+
+// shortWords name a kind of move in a tight legend.
+func shortWords(a scenario.Action) (string, bool) {
+	switch a {
+	case scenario.ActionSend:
+		return "send", true
+	case scenario.ActionDeliver:
+		return "arrives", true
+	case scenario.ActionReply:
+		return "reply", true
+	case scenario.ActionAdvance:
+		return "tick", true
+	}
+	return "", false
+}
+
+// legend names every glyph the lanes show: the letters of the kinds of
+// move, the marks, the network's lines and the cursor. It is never left
+// out; a tight screen gets it in fewer words.
+func (m Screen) legend(d lanes.Diagram, w int, used map[string]bool, full bool) []string {
+	st := m.Styles
+	var p []text.Span
+	sep := func() {
+		if len(p) > 0 {
+			p = append(p, text.Plain(" · "))
+		}
+	}
+	for _, a := range d.ActionsUsed() {
+		l, what := lanes.Letter(a)
+		if short, ok := shortWords(a); ok && !full {
+			what = short
+		}
+		sep()
+		p = append(p, text.Styled(&st.Done, l), text.Plain(" "+what))
+	}
+	for _, k := range d.MarksUsed() {
+		sep()
+		words := k.Words()
+		if !full {
+			words, _, _ = strings.Cut(words, ":")
+		}
+		p = append(p, text.Styled(m.markInk(k), k.Glyph()), text.Plain(" "+words))
+	}
+	if used[flightGlyphs] {
+		sep()
+		p = append(p, text.Styled(&st.Done, flightGlyphs), text.Plain(" message, send to arrival"))
+	}
+	if used["─"] {
+		sep()
+		p = append(p, text.Styled(&st.Done, "─"), text.Plain(" in flight"))
+	}
+	if used[string(pendingFlight)] {
+		sep()
+		p = append(p, text.Styled(&st.Pending, string(pendingFlight)), text.Plain(" still to fly"))
+	}
+	if used[string(pauseGlyph)] {
+		sep()
+		words := " paused: the process stops, time goes on"
+		if !full {
+			words = " paused"
+		}
+		p = append(p, text.Styled(&st.Faint, string(pauseGlyph)), text.Plain(words))
+	}
+	if used[cutGlyph] {
+		sep()
+		p = append(p, text.Styled(&st.Faint, cutGlyph), text.Plain(" earlier moves cut"))
+	}
+	sep()
+	p = append(p, text.Styled(&st.Cursor, cursorGlyph), text.Plain(" now"))
+	return text.Wrap(p, w, "", "  ")
 }
