@@ -1,0 +1,199 @@
+// Package htmlpage writes a run as one self-contained HTML page: the
+// lanes of the terminal's timeline drawn as SVG, a cursor to step
+// through it with the coordinator row, the messages in flight and the
+// resource beside it, every move's SQL, command tag and HTTP call, and the
+// run's transcript embedded with its digest, so that leaserace verify and
+// replay read the page as they read the JSON. Nothing is loaded from the
+// network: the CSS, the script and the data are all inline.
+package htmlpage
+
+import (
+	"bytes"
+	_ "embed"
+	"fmt"
+	"html/template"
+	"io"
+	"strings"
+
+	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/engine/transcript"
+	"github.com/leaserace/leaserace/engine/world"
+	"github.com/leaserace/leaserace/scenario"
+)
+
+var (
+	//go:embed page.tmpl
+	pageTmpl string
+	//go:embed page.css
+	pageCSS string
+	//go:embed page.js
+	pageJS string
+)
+
+// page is what the template fills in.
+type page struct {
+	Scenario, Title        string
+	Renewal, Fencing       string
+	RenewalWords           string
+	FencingWords           string
+	Verdict, VerdictClass  string
+	Outcome                string
+	Moves, Command         string
+	Played                 bool
+	Goals                  []goalRow
+	Steps                  []stepRow
+	Legend                 []legendRow
+	SVG                    template.HTML
+	Data                   template.HTML
+	Digest                 string
+	Recorded               string
+	FirstDanger, StepCount int
+	CSS                    template.CSS
+	JS                     template.JS
+}
+
+type stepRow struct {
+	Index  int // 0-based, as the script and the diagram count
+	N      int
+	T      int64
+	Actor  string
+	Move   string
+	Glyph  string
+	Kind   string
+	Words  string
+	Danger bool
+	Tag    string
+	Call   string
+	Note   string
+}
+
+type legendRow struct {
+	Glyph, Kind, Words string
+	Danger             bool
+}
+
+type goalRow struct {
+	ID, Text string
+	Reached  bool
+	Moves    int
+}
+
+// Write writes the page for a transcript.
+func Write(w io.Writer, tr transcript.Transcript) error {
+	t, err := template.New("page").Parse(pageTmpl)
+	if err != nil {
+		return fmt.Errorf("the page template is broken: %w", err)
+	}
+	pg, err := pageOf(tr)
+	if err != nil {
+		return err
+	}
+	var b bytes.Buffer
+	if err := t.Execute(&b, pg); err != nil {
+		return fmt.Errorf("cannot write the page: %w", err)
+	}
+	if _, err := w.Write(b.Bytes()); err != nil {
+		return fmt.Errorf("cannot write the page: %w", err)
+	}
+	return nil
+}
+
+// Render is the page as bytes.
+func Render(tr transcript.Transcript) ([]byte, error) {
+	var b bytes.Buffer
+	err := Write(&b, tr)
+	return b.Bytes(), err
+}
+
+func pageOf(tr transcript.Transcript) (page, error) {
+	d := laneModel(tr)
+	var data bytes.Buffer
+	if err := transcript.WriteHTMLEmbed(&data, tr); err != nil {
+		return page{}, err
+	}
+	pg := page{
+		Scenario:     tr.Scenario,
+		Renewal:      string(tr.Knobs.Renewal),
+		Fencing:      string(tr.Knobs.Fencing),
+		RenewalWords: renewalWords(tr.Knobs.Renewal),
+		FencingWords: fencingWords(tr.Knobs.Fencing),
+		Verdict:      strings.ToUpper(tr.Outcome.Verdict),
+		VerdictClass: tr.Outcome.Verdict,
+		Outcome:      outcomeWords(tr.Outcome),
+		Moves:        tr.Moves,
+		SVG:          template.HTML(svgOf(d)),
+		Data:         template.HTML(data.String()),
+		Digest:       tr.Digest,
+		FirstDanger:  -1,
+		StepCount:    len(tr.Steps),
+		CSS:          template.CSS(pageCSS),
+		JS:           template.JS(pageJS),
+	}
+	if tr.Moves != "" {
+		pg.Command = fmt.Sprintf("leaserace run --scenario %s --renewal %s --fencing %s --moves '%s' --format html --out run.html", tr.Scenario, tr.Knobs.Renewal, tr.Knobs.Fencing, tr.Moves)
+	}
+	if m := tr.Meta; m != nil {
+		pg.Recorded = strings.TrimSpace(strings.Join([]string{m.RecordedAt, m.Provider, m.ServerVersion}, " "))
+	}
+	used := map[markKind]bool{}
+	for _, m := range d.Marks {
+		s := tr.Steps[m.Step]
+		used[m.Kind] = true
+		if m.Kind.danger() && pg.FirstDanger < 0 {
+			pg.FirstDanger = m.Step
+		}
+		row := stepRow{Index: m.Step, N: m.Step + 1, T: s.T, Actor: s.Actor, Move: m.Label, Glyph: m.Kind.glyph(), Kind: string(m.Kind), Words: m.Kind.words(), Danger: m.Kind.danger(), Tag: s.Tag, Note: s.Note}
+		if c := s.Call; c != nil {
+			row.Call = fmt.Sprintf("%s %s → %d", c.Method, c.Path, c.Status)
+		}
+		pg.Steps = append(pg.Steps, row)
+	}
+	// The legend lists every mark, those on the page first.
+	for _, k := range markKinds() {
+		pg.Legend = append(pg.Legend, legendRow{Glyph: k.glyph(), Kind: string(k), Words: k.words(), Danger: k.danger()})
+	}
+	if sc, err := engine.ScenarioOf(tr); err == nil {
+		pg.Title = sc.Title
+		pg.Played = tr.Moves != "" && tr.Moves != scenario.FormatMoves(sc.Log())
+		for _, g := range world.GoalsOf(sc.Goals(), tr.Initial.Coordinator, tr.Steps) {
+			pg.Goals = append(pg.Goals, goalRow{ID: g.Goal.ID, Text: g.Goal.Text, Reached: g.Reached, Moves: g.Moves})
+		}
+	}
+	return pg, nil
+}
+
+func renewalWords(r scenario.Renewal) string {
+	switch r {
+	case scenario.RenewalBlind:
+		return "blind overwrite: a delivered heartbeat writes the lease row from its cached snapshot"
+	case scenario.RenewalCompare:
+		return "compare-and-renew: the row is renewed only while owner, fence and lease_version still match and the lease has not expired"
+	}
+	return ""
+}
+
+func fencingWords(f scenario.Fencing) string {
+	switch f {
+	case scenario.FencingOff:
+		return "no fencing: the resource accepts every write"
+	case scenario.FencingStrict:
+		return "fence > the resource's highest fence accepted"
+	case scenario.FencingMonotonic:
+		return "fence ≥ the resource's highest fence accepted"
+	}
+	return ""
+}
+
+func outcomeWords(o transcript.Outcome) string {
+	s := fmt.Sprintf("%d effects accepted", o.Effects)
+	if o.Effects == 1 {
+		s = "1 effect accepted"
+	}
+	if o.Rejected > 0 {
+		s += fmt.Sprintf(", %d refused", o.Rejected)
+	}
+	if o.Blocked > 0 {
+		s += fmt.Sprintf(" (%d valid blocked)", o.Blocked)
+	}
+	return s
+}
