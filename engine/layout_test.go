@@ -44,6 +44,7 @@ func importRules() []importRule {
 		{"scenario", "github.com/jackc/pgx", "scenario is data and validation: no database"},
 		{"scenario", "github.com/charmbracelet/", "scenario is data and validation: no terminal"},
 		{"engine", "github.com/charmbracelet/", "the engine runs moves; drawing them is the TUI's"},
+		{"tui/lanes", "github.com/charmbracelet/", "the lane diagram is data: the screen and the exports draw it"},
 		{"sshroom", modulePath, "sshroom serves any Bubble Tea program and knows nothing of leaserace"},
 	}
 }
