@@ -19,6 +19,7 @@ import (
 	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/engine/world"
 	"github.com/leaserace/leaserace/scenario"
+	"github.com/leaserace/leaserace/tui/lanes"
 )
 
 var (
@@ -106,11 +107,20 @@ func Render(tr transcript.Transcript) ([]byte, error) {
 }
 
 func pageOf(tr transcript.Transcript) (page, error) {
-	d := laneModel(tr)
 	var data bytes.Buffer
 	if err := transcript.WriteHTMLEmbed(&data, tr); err != nil {
 		return page{}, err
 	}
+	// The scenario orders the lanes and gives the goals; a transcript of a
+	// scenario file no longer at hand still draws, from its own moves.
+	sc, scErr := engine.ScenarioOf(tr)
+	var actors []string
+	if scErr == nil {
+		actors = sc.Actors()
+	} else if c := tr.Initial.Coordinator; c != nil {
+		actors = []string{c.Owner}
+	}
+	d := diagramOf(tr, actors)
 	pg := page{
 		Scenario:     tr.Scenario,
 		Renewal:      string(tr.Knobs.Renewal),
@@ -121,7 +131,7 @@ func pageOf(tr transcript.Transcript) (page, error) {
 		VerdictClass: tr.Outcome.Verdict,
 		Outcome:      outcomeWords(tr.Outcome),
 		Moves:        tr.Moves,
-		SVG:          template.HTML(svgOf(d)),
+		SVG:          template.HTML(svgOf(d, tr)),
 		Data:         template.HTML(data.String()),
 		Digest:       tr.Digest,
 		FirstDanger:  -1,
@@ -135,24 +145,28 @@ func pageOf(tr transcript.Transcript) (page, error) {
 	if m := tr.Meta; m != nil {
 		pg.Recorded = strings.TrimSpace(strings.Join([]string{m.RecordedAt, m.Provider, m.ServerVersion}, " "))
 	}
-	used := map[markKind]bool{}
-	for _, m := range d.Marks {
-		s := tr.Steps[m.Step]
-		used[m.Kind] = true
-		if m.Kind.danger() && pg.FirstDanger < 0 {
-			pg.FirstDanger = m.Step
+	if danger := d.Danger(); len(danger) > 0 {
+		pg.FirstDanger = danger[0].Index
+	}
+	for _, mv := range d.Moves {
+		s := tr.Steps[mv.Index]
+		row := stepRow{Index: mv.Index, N: mv.Index + 1, T: s.T, Actor: s.Actor, Move: moveLabel(mv, s), Glyph: mv.Mark.Glyph(), Kind: kindOf(mv.Mark), Words: mv.Mark.Words(), Danger: mv.Mark.Danger(), Tag: s.Tag, Note: s.Note}
+		if mv.Why != "" {
+			row.Words += ": " + mv.Why
 		}
-		row := stepRow{Index: m.Step, N: m.Step + 1, T: s.T, Actor: s.Actor, Move: m.Label, Glyph: m.Kind.glyph(), Kind: string(m.Kind), Words: m.Kind.words(), Danger: m.Kind.danger(), Tag: s.Tag, Note: s.Note}
 		if c := s.Call; c != nil {
 			row.Call = fmt.Sprintf("%s %s → %d", c.Method, c.Path, c.Status)
 		}
 		pg.Steps = append(pg.Steps, row)
 	}
-	// The legend lists every mark, those on the page first.
-	for _, k := range markKinds() {
-		pg.Legend = append(pg.Legend, legendRow{Glyph: k.glyph(), Kind: string(k), Words: k.words(), Danger: k.danger()})
+	// The legend lists every mark a move can have, the terminal's words.
+	for _, m := range lanes.Marks() {
+		if m == lanes.Pending {
+			continue
+		}
+		pg.Legend = append(pg.Legend, legendRow{Glyph: m.Glyph(), Kind: kindOf(m), Words: m.Words(), Danger: m.Danger()})
 	}
-	if sc, err := engine.ScenarioOf(tr); err == nil {
+	if scErr == nil {
 		pg.Title = sc.Title
 		pg.Played = tr.Moves != "" && tr.Moves != scenario.FormatMoves(sc.Log())
 		for _, g := range world.GoalsOf(sc.Goals(), tr.Initial.Coordinator, tr.Steps) {

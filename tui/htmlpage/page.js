@@ -51,7 +51,7 @@
     var words = e.actor + " fence " + e.epoch + ": " + (e.accepted ? "accepted" : "refused");
     var li = el("li", null);
     var glyph = e.accepted ? "✓ " : "✗ ";
-    if (e.judgement === "conflict") { glyph = "⚠ "; words += " but stale (CONFLICT)"; li.className = "danger-text"; }
+    if (e.judgement === "conflict") { glyph = "! "; words += " but stale (CONFLICT)"; li.className = "danger-text"; }
     if (e.judgement === "blocked") { glyph = "⊘ "; words += ": a valid write, BLOCKED"; li.className = "danger-text"; }
     li.textContent = glyph + words + (e.reason ? " (" + e.reason + ")" : "");
     return li;

@@ -11,6 +11,7 @@ import (
 	"github.com/leaserace/leaserace/engine"
 	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/scenario"
+	"github.com/leaserace/leaserace/tui/lanes"
 )
 
 // maxPageSize is the issue's bound for a typical run's page.
@@ -84,7 +85,6 @@ func checkPage(t *testing.T, tr transcript.Transcript, page []byte) {
 	for _, st := range tr.Steps {
 		actors[st.Actor] = true
 	}
-	actors[scenario.ClockActor] = true
 	for a := range actors {
 		if !strings.Contains(s, fmt.Sprintf(`data-lane="%s"`, a)) {
 			t.Errorf("no lane for %s", a)
@@ -93,36 +93,23 @@ func checkPage(t *testing.T, tr transcript.Transcript, page []byte) {
 	if n := strings.Count(s, `<g class="mark `); n != len(tr.Steps) {
 		t.Errorf("%d marks for %d moves", n, len(tr.Steps))
 	}
+	// Each mark is the lane model's for its move, and whatever else the
+	// model says, a move whose write the resource accepted stale is marked
+	// stale: the danger the page exists to show.
+	d := diagramOf(tr, nil)
 	effects := 0
 	for i, st := range tr.Steps {
-		want := markDone
-		switch st.Result {
-		case transcript.ResultRefused:
-			want = markRefused
-		case transcript.ResultNoCall:
-			want = markNoCall
-		}
-		if n := len(st.Resource.Effects); n > effects {
-			switch st.Resource.Effects[n-1].Judgement {
-			case scenario.JudgedConflict:
-				want = markStale
-			case scenario.JudgedBlocked:
-				want = markBlocked
-			}
+		want := kindOf(d.Moves[i].Mark)
+		if n := len(st.Resource.Effects); n > effects && st.Resource.Effects[n-1].Judgement == scenario.JudgedConflict && want != "stale" {
+			t.Errorf("step %d (%s %s) made a write accepted stale, but its mark is %s", i+1, st.Actor, st.Action, want)
 		}
 		effects = len(st.Resource.Effects)
-		prev := tr.Initial.Coordinator
-		if i > 0 {
-			prev = tr.Steps[i-1].Coordinator
-		}
-		if want == markDone && prev != nil && st.Coordinator != nil && st.Coordinator.Fence < prev.Fence {
-			want = markRegressed
-		}
 		if !strings.Contains(s, fmt.Sprintf(`data-step="%d" data-kind="%s"`, i, want)) {
 			t.Errorf("step %d (%s %s, %s): want a %s mark", i+1, st.Actor, st.Action, st.Result, want)
 		}
 	}
-	for _, k := range markKinds() {
+	for _, m := range lanes.Marks() {
+		k := kindOf(m)
 		if strings.Contains(s, fmt.Sprintf(`data-kind="%s"`, k)) && !strings.Contains(s, fmt.Sprintf(`<li class="k-%s`, k)) {
 			t.Errorf("mark %s is on the page but not in the legend", k)
 		}
@@ -151,13 +138,13 @@ func TestPausedHolderMarksTheStaleWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := laneModel(tr)
-	last := d.Marks[len(d.Marks)-1]
-	if d.Lanes[last.Lane] != "A" || last.Kind != markStale || tr.Steps[last.Step].T != 1080 {
-		t.Errorf("last mark %+v in lane %s, want A's stale write at 1080", last, d.Lanes[last.Lane])
+	d := diagramOf(tr, nil)
+	last := d.Moves[len(d.Moves)-1]
+	if d.Lanes[last.Lane].Name != "A" || last.Mark != lanes.Stale || last.T != 1080 {
+		t.Errorf("last move %+v in lane %s, want A's stale write at 1080", last, d.Lanes[last.Lane].Name)
 	}
 	s := string(page)
-	for _, w := range []string{"UPDATE 1", "CONFLICT", "STALE ACCEPTED", fmt.Sprintf(`id="danger" data-step="%d"`, last.Step)} {
+	for _, w := range []string{"UPDATE 1", "CONFLICT", "STALE ACCEPTED", fmt.Sprintf(`id="danger" data-step="%d"`, last.Index)} {
 		if !strings.Contains(s, w) {
 			t.Errorf("the page lacks %q", w)
 		}
@@ -165,27 +152,28 @@ func TestPausedHolderMarksTheStaleWrite(t *testing.T) {
 }
 
 // A message is drawn from its send to its arrival, or to where it was
-// lost; a heartbeat that went stale in flight is marked stale.
+// lost; a heartbeat that went stale in flight is drawn stale.
 func TestMessagesRunFromSendToArrival(t *testing.T) {
 	tr, err := engine.ShippedTranscript("renewal-race", scenario.Knobs{Renewal: scenario.RenewalBlind, Fencing: scenario.FencingOff})
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := laneModel(tr)
+	d := diagramOf(tr, nil)
 	if len(d.Messages) != 1 {
 		t.Fatalf("messages %+v, want hb1 alone", d.Messages)
 	}
 	m := d.Messages[0]
-	// hb1: sent at 1055 (step 0), stale from the takeover (the expiry at
-	// step 1 already), delivered at 1075 (step 4).
-	if m.ID != "hb1" || m.From != 0 || m.To != 4 || m.Lost || m.StaleAt != 1 {
-		t.Errorf("hb1 drawn as %+v", m)
+	// hb1: sent at 1055 (move 0), delivered at 1075 (move 4), stale in
+	// flight from the expiry on.
+	if m.ID != "hb1" || m.Send != 0 || m.End != 4 || m.Lost || !staleInFlight(tr, m) {
+		t.Errorf("hb1 drawn as %+v (stale %v)", m, staleInFlight(tr, m))
 	}
-	if tr.Steps[m.To].Action != scenario.ActionDeliver {
-		t.Errorf("hb1 arrives at %s, want its delivery", tr.Steps[m.To].Action)
+	svg := svgOf(d, tr)
+	if !strings.Contains(svg, `<g class="msg stale" data-msg="hb1" data-from="0" data-to="4">`) {
+		t.Errorf("the SVG does not draw hb1 stale from move 1 to move 5:\n%s", svg)
 	}
-	if k := d.Marks[4].Kind; k != markRegressed {
-		t.Errorf("the blind delivery that took the row back to fence 1 is marked %s, want regressed", k)
+	if k := d.Moves[4].Mark; k != lanes.Regressed {
+		t.Errorf("the blind delivery that took the row back to fence 1 is marked %v, want regressed", k)
 	}
 
 	// A dropped message ends at the drop, lost.
@@ -195,11 +183,11 @@ func TestMessagesRunFromSendToArrival(t *testing.T) {
 	drop.Action, drop.SQL, drop.Tag, drop.Rows, drop.Result = scenario.ActionDrop, "", "", 0, transcript.ResultNoCall
 	drop.Coordinator = dropped.Steps[3].Coordinator
 	dropped.Steps[4] = drop
-	dm := laneModel(dropped).Messages[0]
-	if dm.To != 4 || !dm.Lost {
-		t.Errorf("a dropped hb1 drawn as %+v, want lost at step 4", dm)
+	dd := diagramOf(dropped, nil)
+	if dm := dd.Messages[0]; dm.End != 4 || !dm.Lost {
+		t.Errorf("a dropped hb1 drawn as %+v, want lost at move 5", dm)
 	}
-	if !strings.Contains(svgOf(laneModel(dropped)), "✕ lost") {
+	if !strings.Contains(svgOf(dd, dropped), "✕ lost") {
 		t.Error("the SVG does not say the dropped message is lost")
 	}
 }
