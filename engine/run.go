@@ -424,17 +424,38 @@ func (r *Run) outcome() transcript.Outcome {
 func (r *Run) Transcript() (transcript.Transcript, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	return TranscriptOf(r.sc, r.knobs, slices.Clone(r.steps), r.be.meta())
+}
+
+// TranscriptOf is the transcript of steps played from sc's start under k,
+// sealed with its digest: a run's, or a schedule's played on a Machine.
+// A run that left the script gets its Played section: which named times
+// its moves played.
+func TranscriptOf(sc *scenario.Scenario, k scenario.Knobs, steps []transcript.Step, meta *transcript.Meta) (transcript.Transcript, error) {
 	t := transcript.Transcript{
 		Format:   transcript.Format,
-		Scenario: r.sc.Name,
-		Knobs:    r.knobs,
-		Initial:  transcript.Initial{Coordinator: r.sc.Initial.Clone(), Resource: r.sc.Resource},
-		Steps:    slices.Clone(r.steps),
-		Outcome:  r.outcome(),
-		Meta:     r.be.meta(),
+		Scenario: sc.Name,
+		Knobs:    k,
+		Initial:  transcript.Initial{Coordinator: sc.Initial.Clone(), Resource: sc.Resource},
+		Steps:    steps,
+		Meta:     meta,
 	}
-	if len(r.sc.Times) > 0 {
-		t.Times = r.sc.Times
+	res := transcript.ResourceSnap{Epoch: sc.Resource.Epoch, Value: sc.Resource.Value, Effects: []scenario.Effect{}}
+	coord := sc.Initial.Clone()
+	if n := len(steps); n > 0 {
+		coord, res = steps[n-1].Coordinator.Clone(), steps[n-1].Resource.Clone()
+	}
+	t.Outcome = transcript.OutcomeOf(coord, res, sc.Resource.Epoch)
+	if len(sc.Times) > 0 {
+		t.Times = sc.Times
+	}
+	log := make([]scenario.Move, len(steps))
+	for i, st := range steps {
+		log[i] = st.Move()
+	}
+	if !world.OnScript(sc, log) {
+		t.Played = &transcript.Played{OffScript: true, Times: world.TimesPlayed(sc, log)}
+		world.Renarrate(sc, t.Steps)
 	}
 	err := t.Seal()
 	return t, err

@@ -84,6 +84,10 @@ type Model struct {
 	queue   []op
 	playGen int
 	log     []transcript.PresenterEntry
+	// reached is every goal reached in this session, first under each
+	// setting, with the moves that reached it: an export in play mode
+	// names those reached under other settings than its own.
+	reached []sessionGoal
 
 	exportDir string
 	now       func() time.Time
@@ -392,7 +396,8 @@ func (m Model) start(o op) (Model, tea.Cmd) {
 		return held, nil
 	}
 	m.Running, m.busyOp = o.kind.String(), o
-	env := opEnv{s: m.s, run: m.run, shown: m.Snap, log: slices.Clone(m.log), asks: m.Tally, exportDir: m.exportDir, now: m.now(), noColor: m.NoColor()}
+	env := opEnv{s: m.s, run: m.run, shown: m.Snap, log: slices.Clone(m.log), asks: m.Tally, exportDir: m.exportDir, now: m.now(), noColor: m.NoColor(),
+		playing: m.Play.On, reached: slices.Clone(m.reached)}
 	if m.Replay != nil {
 		env.replay, env.home = true, m.home
 		if o.kind == opWalk {
@@ -465,6 +470,7 @@ func (m Model) done(d doneMsg) (tea.Model, tea.Cmd) {
 		m.run = d.run
 		m.Psql = psqlOf(d.run, m.s.provider)
 	}
+	before := m.Snap
 	if d.snap.Scenario != nil {
 		m.Snap = d.snap
 	}
@@ -477,7 +483,8 @@ func (m Model) done(d doneMsg) (tea.Model, tea.Cmd) {
 		}
 	}
 	if d.moved {
-		m.record(d)
+		m.record(d, before)
+		m.noteReached()
 	}
 	var roomCmds []tea.Cmd
 	if d.op.kind == opNext || d.op.kind == opPlayMove {
@@ -497,6 +504,9 @@ func (m Model) done(d doneMsg) (tea.Model, tea.Cmd) {
 		m.Status = m.ChangeStatus(d.change)
 	case opExport:
 		m.Status = []text.Span{text.Styled(&m.Styles.Good, "✓ exported"), text.Plain(" " + exportedPaths(d.paths))}
+		if d.info != "" {
+			m.Status = append(m.Status, text.Plain(" · "+d.info))
+		}
 	case opReconnect:
 		m.Status = []text.Span{text.Styled(&m.Styles.Good, "✓ reconnected"), text.Plain(fmt.Sprintf(" and replayed to t=%d", m.Snap.View.Now))}
 	case opOpen:
@@ -529,8 +539,9 @@ func (m Model) done(d doneMsg) (tea.Model, tea.Cmd) {
 	return m, tea.Batch(roomCmds...)
 }
 
-// record adds what the presenter just did to the session log.
-func (m *Model) record(d doneMsg) {
+// record adds what the presenter just did to the session log; before is
+// what the screen showed until then.
+func (m *Model) record(d doneMsg, before screen.Snapshot) {
 	var e transcript.PresenterEntry
 	switch d.op.kind {
 	case opNext:
@@ -541,6 +552,10 @@ func (m *Model) record(d doneMsg) {
 		e = m.entry(transcript.PresenterPlay)
 		st := *d.step
 		e.Step = &st
+		// A move where the path had another, after stepping back: a fork.
+		if pos := before.View.Pos; before.Scenario == m.Snap.Scenario && pos < len(before.Log) && !before.Log[pos].Same(st.Move()) {
+			e.Fork = before.Log[pos].String()
+		}
 	case opPrev:
 		e = m.entry(transcript.PresenterBack)
 	case opTickNext, opTickPrev, opStart, opEnd:

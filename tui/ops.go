@@ -11,6 +11,7 @@ import (
 	"github.com/leaserace/leaserace/engine"
 	"github.com/leaserace/leaserace/engine/room"
 	"github.com/leaserace/leaserace/engine/transcript"
+	"github.com/leaserace/leaserace/engine/world"
 	"github.com/leaserace/leaserace/scenario"
 	"github.com/leaserace/leaserace/tui/exploremap"
 	"github.com/leaserace/leaserace/tui/export"
@@ -99,6 +100,9 @@ type opEnv struct {
 	home   *engine.Run
 	// walk is the session entry an opWalk goes to.
 	walk transcript.PresenterEntry
+	// playing is set in play mode; reached are the session's goals.
+	playing bool
+	reached []sessionGoal
 }
 
 // exec runs f as a Bubble Tea command: with its own deadline, registered
@@ -193,11 +197,11 @@ func (e opEnv) command(o op) tea.Cmd {
 		case opReconnect:
 			return e.reconnect(ctx, r)
 		case opExport:
-			paths, err := e.export(ctx)
+			paths, info, err := e.export(ctx)
 			if err != nil {
 				return doneMsg{err: err}
 			}
-			return doneMsg{snap: screen.SnapshotOf(r), paths: paths}
+			return doneMsg{snap: screen.SnapshotOf(r), paths: paths, info: info}
 		case opOpen:
 			return e.open(ctx, o.name)
 		case opWalk:
@@ -211,19 +215,70 @@ func (e opEnv) command(o op) tea.Cmd {
 	})
 }
 
-// export writes the run's transcript with the presenter's session log and
-// the questions' tally in every format into the export directory.
-func (e opEnv) export(ctx context.Context) ([]string, error) {
+// export writes the run on screen, with the presenter's session log and
+// the questions' tally, in every format into the export directory. A
+// played run also gets its goals against par and those the session
+// reached under other settings; info says which run the files hold.
+func (e opEnv) export(ctx context.Context) ([]string, string, error) {
 	tr, err := e.run.Transcript()
 	if err != nil {
-		return nil, fmt.Errorf("could not build the transcript: %w", err)
+		return nil, "", fmt.Errorf("could not build the transcript: %w", err)
 	}
 	tr.Presenter = e.log
 	if e.asks.Asked > 0 {
 		asks := e.asks
 		tr.Asks = &asks
 	}
-	return export.Files(ctx, tr, e.exportDir, e.now, e.noColor)
+	info := ""
+	if e.playing || tr.Played != nil {
+		info = e.playedGoals(&tr)
+	}
+	paths, err := export.Files(ctx, tr, e.exportDir, e.now, e.noColor)
+	return paths, info, err
+}
+
+// playedGoals fills in the transcript's goals: the run's own against
+// par, where a search found it, and those reached in this session under
+// other settings. It says in words which run the files hold.
+func (e opEnv) playedGoals(tr *transcript.Transcript) string {
+	sc := e.run.Scenario()
+	p := tr.PlayedOf()
+	p.Goals = e.withPar(sc, world.GoalRecords(sc, tr.Knobs, tr.Steps))
+	var others []string
+	for _, g := range e.reached {
+		if g.scenario == sc.Name && g.rec.Knobs != tr.Knobs {
+			p.Elsewhere = append(p.Elsewhere, e.withPar(sc, []transcript.GoalRecord{g.rec})...)
+			others = append(others, fmt.Sprintf("%s under %s", g.rec.ID, g.rec.Knobs))
+		}
+	}
+	var mine []string
+	for _, g := range p.Goals {
+		if g.Reached {
+			mine = append(mine, g.ID)
+		}
+	}
+	s := fmt.Sprintf("the run on screen, %s", transcript.SettingWords(tr.Knobs))
+	if len(mine) > 0 {
+		s += ", reached " + strings.Join(mine, ", ")
+	} else {
+		s += ", no goal reached"
+	}
+	if len(others) > 0 {
+		s += "; the files also list the moves of " + strings.Join(others, ", ") + ", reached earlier (not this run)"
+	}
+	return s
+}
+
+// withPar adds par to goal records from searches the session already made.
+func (e opEnv) withPar(sc *scenario.Scenario, recs []transcript.GoalRecord) []transcript.GoalRecord {
+	o := e.s.searched()
+	if o == nil || len(recs) == 0 {
+		return recs
+	}
+	if res, ok := o.Cached(sc, recs[0].Knobs); ok {
+		return res.WithPar(recs)
+	}
+	return recs
 }
 
 func (e opEnv) seek(_ context.Context, r *engine.Run, f func() error) doneMsg {

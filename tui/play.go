@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -194,4 +195,29 @@ func (m Model) onSearchDone(d searchDoneMsg) Model {
 	}
 	m.Search = ss
 	return m
+}
+
+// sessionGoal is a goal reached in this session: of which scenario, and
+// how, under which setting.
+type sessionGoal struct {
+	scenario string
+	rec      transcript.GoalRecord
+}
+
+// noteReached adds the goals the run on screen reached to the session's,
+// once per scenario, setting and goal.
+func (m *Model) noteReached() {
+	sc := m.Snap.Scenario
+	if sc == nil || !m.Snap.Live {
+		return
+	}
+	k := m.Snap.View.Knobs
+	for _, g := range world.GoalRecords(sc, k, m.Snap.Steps) {
+		if !g.Reached || slices.ContainsFunc(m.reached, func(r sessionGoal) bool {
+			return r.scenario == sc.Name && r.rec.Knobs == k && r.rec.ID == g.ID
+		}) {
+			continue
+		}
+		m.reached = append(m.reached, sessionGoal{scenario: sc.Name, rec: g})
+	}
 }

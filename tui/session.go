@@ -49,6 +49,14 @@ func (s *session) ordersFor() *search.Orders {
 	return s.orders
 }
 
+// searched is the session's schedule search if it has one, without
+// making one: its cache answers par for an export.
+func (s *session) searched() *search.Orders {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.orders
+}
+
 func newSession(ctx context.Context) *session {
 	ctx, cancel := context.WithCancel(ctx)
 	return &session{ctx: ctx, cancel: cancel}

@@ -11,6 +11,8 @@ import (
 
 	"github.com/leaserace/leaserace/cmd/leaserace/internal/cli"
 	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/engine/search"
+	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/engine/world"
 	"github.com/leaserace/leaserace/scenario"
 	"github.com/leaserace/leaserace/tui/export"
@@ -168,6 +170,10 @@ func (a *app) run(ctx context.Context, cmd *cobra.Command, f runFlags) error {
 	if tr.Meta != nil {
 		tr.Meta.Leaserace = version()
 	}
+	if log != nil {
+		// A schedule of one's own: its goals, each against par.
+		tr.PlayedOf().Goals = a.goalsAgainstPar(ctx, srv.DSN, sc, k, tr.Steps)
+	}
 	if outDir {
 		formats := export.Formats()
 		if cmd.Flags().Changed("format") {
@@ -265,6 +271,26 @@ func playAll(ctx context.Context, run *engine.Run) error {
 		}
 	}
 	return nil
+}
+
+// goalsAgainstPar is how steps went for each of sc's goals under k, with
+// par from a search of every order of the scenario's moves on the server.
+// A search that cannot finish leaves par out and says why.
+func (a *app) goalsAgainstPar(ctx context.Context, dsn string, sc *scenario.Scenario, k scenario.Knobs, steps []transcript.Step) []transcript.GoalRecord {
+	goals := world.GoalRecords(sc, k, steps)
+	a.Infof("finding par: every order of %s's moves under %s, on the server…", sc.Name, k)
+	o := search.NewOrders(search.Config{DSN: dsn, Lanes: 1})
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), engine.CloseTimeout)
+		defer cancel()
+		_ = o.Close(cctx)
+	}()
+	res, err := o.Search(ctx, sc, k, nil)
+	if err != nil {
+		a.Infof("no par for the goals: %v", err)
+		return goals
+	}
+	return res.WithPar(goals)
 }
 
 // effectsNoun is "1 effect" or "n effects".

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/engine/world"
 	"github.com/leaserace/leaserace/scenario"
 	"golang.org/x/sync/errgroup"
@@ -692,6 +693,24 @@ func (g *graph) postOrder() []int {
 		}
 		out = append(out, top.i)
 		stack = stack[:len(stack)-1]
+	}
+	return out
+}
+
+// WithPar adds to each goal record of the result's scenario and knobs the
+// par the search found; records of other knobs or goals are left as
+// they are.
+func (r Result) WithPar(recs []transcript.GoalRecord) []transcript.GoalRecord {
+	out := slices.Clone(recs)
+	for i := range out {
+		if out[i].Knobs != r.Knobs {
+			continue
+		}
+		for _, g := range r.Goals {
+			if g.Goal.ID == out[i].ID {
+				out[i].Par = &transcript.Par{Moves: g.Par, Path: scenario.FormatMoves(g.Moves), Runs: g.Runs.String(), Of: r.Runs.String()}
+			}
+		}
 	}
 	return out
 }

@@ -26,6 +26,7 @@ func WriteMarkdown(w io.Writer, t Transcript) error {
 	m.steps(t)
 	m.statements(t)
 	m.outcome(t)
+	m.goals(t)
 	m.presenter(t)
 	m.digest(t)
 	if err := bw.Flush(); err != nil {
@@ -45,7 +46,11 @@ func (m mdWriter) p(format string, args ...any) {
 }
 
 func (m mdWriter) header(t Transcript) {
-	m.p("# leaserace transcript: %s\n\n", mdText(t.Scenario))
+	kind := "transcript"
+	if t.Played != nil {
+		kind = "played run"
+	}
+	m.p("# leaserace %s: %s, %s\n\n", kind, mdText(t.Scenario), mdText(SettingWords(t.Knobs)))
 	if title := builtinTitle(t); title != "" {
 		m.p("*%s*\n\n", mdText(title))
 	}
@@ -79,20 +84,29 @@ func (m mdWriter) header(t Transcript) {
 	if t.Moves != "" {
 		m.p("Moves, to play the same schedule again with `leaserace run --moves`:\n\n%s\n\n", mdCode(t.Moves))
 	}
-	if len(t.Times) > 0 {
-		names := make([]string, 0, len(t.Times))
-		for n := range t.Times {
+	times, lead := t.Times, "Named times"
+	if t.OffScript() {
+		// A played run's times are its moves': a named time counts only
+		// where the scenario's own event was played at it.
+		times, lead = t.Played.Times, "Named times played as scripted"
+		if len(times) == 0 && len(t.Times) > 0 {
+			m.p("The moves chose every time: no event of the scenario was played at its scripted time.\n\n")
+		}
+	}
+	if len(times) > 0 {
+		names := make([]string, 0, len(times))
+		for n := range times {
 			names = append(names, n)
 		}
 		sort.Slice(names, func(i, j int) bool {
-			a, b := t.Times[names[i]], t.Times[names[j]]
+			a, b := times[names[i]], times[names[j]]
 			return a < b || a == b && names[i] < names[j]
 		})
 		parts := make([]string, len(names))
 		for i, n := range names {
-			parts[i] = fmt.Sprintf("%s %d", mdText(n), t.Times[n])
+			parts[i] = fmt.Sprintf("%s %d", mdText(n), times[n])
 		}
-		m.p("Named times: %s.\n\n", strings.Join(parts, " · "))
+		m.p("%s: %s.\n\n", lead, strings.Join(parts, " · "))
 	}
 	m.p("Before the first step the coordinator held %s and the resource stored %s.\n\n",
 		leasePlain(t.Initial.Coordinator), resourcePlain(t.Initial.Resource.Epoch, t.Initial.Resource.Value))
@@ -154,7 +168,11 @@ func (m mdWriter) statements(t Transcript) {
 		if len(s.InFlight) > 0 {
 			m.p("In flight after this step:\n\n")
 			for _, f := range s.InFlight {
-				m.p("- %s\n", messageWords(f))
+				due := ""
+				if t.OffScript() {
+					due = t.fateWords(i, f)
+				}
+				m.p("- %s\n", messageWords(f, due))
 			}
 			m.p("\n")
 		}
@@ -382,10 +400,15 @@ func resourceCell(r ResourceSnap) string {
 	return s
 }
 
-func messageWords(f Message) string {
-	due := fmt.Sprintf("due %d", f.Due)
-	if f.Due < 0 {
+// messageWords says a message in flight; due, when set, says what became
+// of it in place of its scripted due time.
+func messageWords(f Message, due string) string {
+	switch {
+	case due != "":
+	case f.Due < 0:
 		due = "held by the network"
+	default:
+		due = fmt.Sprintf("due %d", f.Due)
 	}
 	var s string
 	switch f.Kind {
@@ -411,17 +434,107 @@ func messageWords(f Message) string {
 	return s
 }
 
+// goals writes a played run's goals: each reached or not, in how many
+// moves against par, with the moves that reached it; then those reached
+// in the same session under other knobs.
+func (m mdWriter) goals(t Transcript) {
+	if t.Played == nil || len(t.Played.Goals) == 0 && len(t.Played.Elsewhere) == 0 {
+		return
+	}
+	m.p("## Goals\n\n")
+	if len(t.Played.Goals) > 0 {
+		m.p("Under %s, the run in this file:\n\n", mdText(SettingWords(t.Knobs)))
+		for _, g := range t.Played.Goals {
+			m.p("- %s\n", goalWords(g))
+		}
+		m.p("\n")
+	}
+	if len(t.Played.Elsewhere) > 0 {
+		m.p("Reached in the same session under another setting, by a run this file does not hold:\n\n")
+		for _, g := range t.Played.Elsewhere {
+			m.p("- %s\n", goalWords(g))
+		}
+		m.p("\n")
+	}
+	m.p("Each move list plays again with `leaserace run --scenario %s --renewal R --fencing F --moves 'LIST'` under the setting named.\n\n", mdText(t.Scenario))
+}
+
+func goalWords(g GoalRecord) string {
+	s := fmt.Sprintf("**%s** (%s), %s: ", mdText(g.ID), mdText(g.Text), mdText(SettingWords(g.Knobs)))
+	par := ""
+	if p := g.Par; p != nil {
+		if p.Moves > 0 {
+			par = fmt.Sprintf(", par %d", p.Moves)
+		} else {
+			par = fmt.Sprintf("; no order of the moves reaches it (%s of %s runs)", mdText(p.Runs), mdText(p.Of))
+		}
+	}
+	if !g.Reached {
+		s += "not reached" + par
+		if p := g.Par; p != nil && p.Moves > 0 && p.Path != "" {
+			s += ": " + mdCode(p.Path)
+		}
+		return s
+	}
+	return s + fmt.Sprintf("**reached** in %s%s: %s", plural(g.Moves, "move"), par, mdCode(g.Path))
+}
+
+// SettingWords names a knob setting as every title does: "renewal
+// blind, fencing off".
+func SettingWords(k scenario.Knobs) string {
+	return fmt.Sprintf("renewal %s, fencing %s", k.Renewal, k.Fencing)
+}
+
+// fate is what became of message m, in flight after step i: the later
+// step that delivered, landed, answered or dropped it (its index), or -1
+// when it is still in flight at the end.
+func (t Transcript) fate(i int, m Message) int {
+	want := map[string]scenario.Action{KindHeartbeat: scenario.ActionDeliver, KindWrite: scenario.ActionWriteDeliver, KindReply: scenario.ActionReply}[m.Kind]
+	for j := i + 1; j < len(t.Steps); j++ {
+		s := t.Steps[j]
+		if s.Heartbeat == m.ID && (s.Action == want || s.Action == scenario.ActionDrop) {
+			return j
+		}
+	}
+	return -1
+}
+
+// fateWords says the fate in words: "delivered at 1060 (step 4)".
+func (t Transcript) fateWords(i int, m Message) string {
+	j := t.fate(i, m)
+	if j < 0 {
+		return "still in flight when the run ends"
+	}
+	s := t.Steps[j]
+	verb := "delivered"
+	switch {
+	case s.Action == scenario.ActionDrop:
+		verb = "dropped"
+	case m.Kind == KindReply:
+		verb = "answered"
+	}
+	return fmt.Sprintf("%s at %d (step %d)", verb, s.T, j+1)
+}
+
 func presenterWords(e PresenterEntry) string {
 	at := fmt.Sprintf("at t=%d (%s)", e.T, e.Knobs)
 	var s string
 	switch e.Kind {
-	case PresenterStep:
-		s = "**step** " + at
+	case PresenterStep, PresenterPlay:
+		// The move by name, as run --moves reads it.
+		verb := map[string]string{PresenterStep: "step", PresenterPlay: "played"}[e.Kind]
+		s = "**" + verb + "** " + at
 		if st := e.Step; st != nil {
-			s += ": " + mdText(st.Actor) + " " + actionWords(*st)
+			s = fmt.Sprintf("**%s** %s %s", verb, mdCode(st.Move().String()), at)
 			if st.Tag != "" {
 				s += " → " + mdCode(st.Tag)
 			}
+			if st.Result != "" && st.Result != ResultDone {
+				s += " (" + mdText(st.Result) + ")"
+			}
+		}
+		if e.Fork != "" {
+			s = fmt.Sprintf("**fork** at step %d: %s instead of %s", e.Pos, s, mdCode(e.Fork))
 		}
 	case PresenterBack:
 		s = fmt.Sprintf("**back** to step %d %s", e.Pos, at)

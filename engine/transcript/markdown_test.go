@@ -168,7 +168,7 @@ func TestMarkdownShowsTheRace(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	tr, md := mdLive(t, dsn, "renewal-race", scenario.Knobs{Renewal: scenario.RenewalBlind, Fencing: scenario.FencingOff})
 	for _, want := range []string{
-		"# leaserace transcript: renewal-race\n",
+		"# leaserace transcript: renewal-race, renewal blind, fencing off\n",
 		"| Renewal | **blind** (blind overwrite)",
 		"| Fencing | **off** (no fencing)",
 		"| Provider | local |",
@@ -208,8 +208,8 @@ func TestMarkdownSessionSection(t *testing.T) {
 	md := mdOf(t, mdSession(t, dsn))
 	for _, want := range []string{
 		"## What the presenter did\n",
-		"1. **step** at t=1055 (blind/off): A heartbeat.send hb1",
-		"5. **step** at t=1075 (blind/off): A heartbeat.deliver hb1 → `UPDATE 1`",
+		"1. **step** `A:send hb1@1055` at t=1055 (blind/off)\n",
+		"5. **step** `A:deliver hb1@1075` at t=1075 (blind/off) → `UPDATE 1`\n",
 		"6. **toggled** the knobs to compare/off at t=1075: ",
 		"owner A → B, fence 1 → 2",
 		"7. **back** to step 4 at t=1070 (compare/off)",

@@ -191,7 +191,7 @@ func (d *mermaid) write() {
 				d.line(2, "Note over %s: %s", d.span(), mmdText(d.windowWords(i)))
 			}
 		}
-		d.step(indent, s, prev)
+		d.step(indent, i, s, prev)
 		if d.window[i] && (i == len(t.Steps)-1 || !d.window[i+1]) {
 			d.line(1, "end")
 		}
@@ -260,13 +260,16 @@ func (d *mermaid) outcomeWords() string {
 }
 
 // step draws one step: an arrow for what was sent, a note for what it did.
-func (d *mermaid) step(in int, s Step, prev *scenario.Lease) {
+func (d *mermaid) step(in, i int, s Step, prev *scenario.Lease) {
 	who := d.ids[s.Actor]
 	switch {
 	case s.Action == scenario.ActionExpire:
 		d.line(in, "Note over %s: %s", d.span(), mmdText(fmt.Sprintf("%d clock: %s", s.T, expiryWords(s))))
+	case s.Action == scenario.ActionAdvance:
+		// The clock is no participant: its notes span the whole diagram.
+		d.line(in, "Note over %s: %s", d.span(), mmdText(fmt.Sprintf("%d clock moves on: %s", s.T, expiryWords(s))))
 	case s.Action == scenario.ActionSend:
-		d.send(in, who, s)
+		d.send(in, i, who, s)
 	case s.Action == scenario.ActionDeliver && s.SQL != "":
 		m := d.sentMessage(s.Heartbeat)
 		what := fmt.Sprintf("%d %s arrives", s.T, s.Heartbeat)
@@ -287,14 +290,23 @@ func (d *mermaid) step(in int, s Step, prev *scenario.Lease) {
 	default:
 		// No call was made (no lease to act on, a message never sent):
 		// the engine's narration says why.
-		d.line(in, "Note over %s: %s", who, mmdText(fmt.Sprintf("%d %s", s.T, s.Note)))
+		d.line(in, "Note over %s: %s", d.over(who), mmdText(fmt.Sprintf("%d %s", s.T, s.Note)))
 	}
 }
 
-func (d *mermaid) send(in int, who string, s Step) {
+// over is where a note about one participant goes: over it, or over
+// every participant when the step has none of its own (the clock's).
+func (d *mermaid) over(who string) string {
+	if who == "" {
+		return d.span()
+	}
+	return who
+}
+
+func (d *mermaid) send(in, at int, who string, s Step) {
 	i := slices.IndexFunc(s.InFlight, func(m Message) bool { return m.ID == s.Heartbeat })
 	if i < 0 {
-		d.line(in, "Note over %s: %s", who, mmdText(fmt.Sprintf("%d %s", s.T, s.Note)))
+		d.line(in, "Note over %s: %s", d.over(who), mmdText(fmt.Sprintf("%d %s", s.T, s.Note)))
 		return
 	}
 	m := s.InFlight[i]
@@ -305,11 +317,25 @@ func (d *mermaid) send(in int, who string, s Step) {
 	case m.Due > m.Sent:
 		how = ", delayed"
 	}
-	d.line(in, "%s%s%s: %s", who, arrow, mmdCoordinator, mmdText(fmt.Sprintf("%s (sent %d%s)", m.ID, m.Sent, how)))
 	note := fmt.Sprintf("%d %s carries %s", m.Sent, m.ID, m.Snapshot.String())
-	if m.Due > m.Sent {
+	if d.t.OffScript() {
+		// A played run: what became of it is the moves' to say, not the
+		// script's due time.
+		arrow, how = "--)", ""
+		j := d.t.fate(at, m)
+		switch {
+		case j < 0:
+			how = ", still in flight at the end"
+		case d.t.Steps[j].Action == scenario.ActionDrop:
+			arrow, how = "--x", ", lost in the network"
+		case d.t.Steps[j].T > m.Sent:
+			how = ", delayed"
+		}
+		note += " · " + d.t.fateWords(at, m)
+	} else if m.Due > m.Sent {
 		note += fmt.Sprintf(" · the network holds it until %d", m.Due)
 	}
+	d.line(in, "%s%s%s: %s", who, arrow, mmdCoordinator, mmdText(fmt.Sprintf("%s (sent %d%s)", m.ID, m.Sent, how)))
 	d.line(in, "Note over %s: %s", who, mmdText(note))
 }
 

@@ -191,17 +191,7 @@ func TestMermaidParses(t *testing.T) {
 // under LEASERACE_REQUIRE_MERMAID=1).
 func mermaidParse(t *testing.T, docs map[string]string) {
 	t.Helper()
-	dir := os.Getenv(mermaidDirEnv)
-	if dir == "" {
-		msg := fmt.Sprintf("Mermaid's parser is not installed: set %s to a directory where `npm install mermaid jsdom` ran", mermaidDirEnv)
-		if os.Getenv(requireMermaidEnv) == "1" {
-			t.Fatalf("%s (%s=1 requires it)", msg, requireMermaidEnv)
-		}
-		t.Skip(msg)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "mermaid", "package.json")); err != nil {
-		t.Fatalf("%s=%s holds no install of Mermaid (run `npm install mermaid jsdom` there): %v", mermaidDirEnv, dir, err)
-	}
+	dir := mermaidDirOrSkip(t)
 	node, err := exec.LookPath("node")
 	if err != nil {
 		t.Fatalf("%s is set but node is not on PATH: %v", mermaidDirEnv, err)
@@ -228,6 +218,25 @@ func mermaidParse(t *testing.T, docs map[string]string) {
 	if n := strings.Count(string(out), "ok "); n != len(files) {
 		t.Fatalf("Mermaid's parser checked %d of %d diagrams:\n%s", n, len(files), out)
 	}
+}
+
+// mermaidDirOrSkip is the directory holding Mermaid's parser, or skips
+// the test when LEASERACE_MERMAID_DIR is not set (fails instead under
+// LEASERACE_REQUIRE_MERMAID=1).
+func mermaidDirOrSkip(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv(mermaidDirEnv)
+	if dir == "" {
+		msg := fmt.Sprintf("Mermaid's parser is not installed: set %s to a directory where `npm install mermaid jsdom` ran", mermaidDirEnv)
+		if os.Getenv(requireMermaidEnv) == "1" {
+			t.Fatalf("%s (%s=1 requires it)", msg, requireMermaidEnv)
+		}
+		t.Skip(msg)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "mermaid", "package.json")); err != nil {
+		t.Fatalf("%s=%s holds no install of Mermaid (run `npm install mermaid jsdom` there): %v", mermaidDirEnv, dir, err)
+	}
+	return dir
 }
 
 // mermaidCheckJS parses each file named on the command line with

@@ -195,7 +195,69 @@ type Transcript struct {
 	Presenter []PresenterEntry `json:"presenter,omitempty"`
 	// Asks tallies the predictions made along the way; not digested.
 	Asks *AskTally `json:"asks,omitempty"`
+	// Played is set for a played run: one whose moves are not all the
+	// scenario's own events at their scripted times (play mode, run
+	// --moves), or one a learner exported from play mode. It is derived
+	// from the steps, the scenario and a search, and not digested.
+	Played *Played `json:"played,omitempty"`
 }
+
+// Played is what a played run's transcript says beyond its steps.
+type Played struct {
+	// OffScript is set when some move was not one of the scenario's events
+	// at its scripted time: then only the times the moves used are the
+	// run's, and the renderings name no other.
+	OffScript bool `json:"off_script"`
+	// Times are the scenario's named times at which one of its own events
+	// was played; the rest of Transcript.Times did not happen in this run.
+	Times map[string]int64 `json:"times,omitempty"`
+	// Goals are the scenario's goals under the transcript's knobs: each
+	// reached or not by these steps, against par.
+	Goals []GoalRecord `json:"goals,omitempty"`
+	// Elsewhere are goals reached in the same session under other knobs,
+	// by runs this file does not hold; their paths replay them.
+	Elsewhere []GoalRecord `json:"elsewhere,omitempty"`
+}
+
+// GoalRecord is one goal of the scenario and how a run went for it.
+type GoalRecord struct {
+	ID    string         `json:"id"`
+	Text  string         `json:"text"`
+	When  string         `json:"when"`
+	Knobs scenario.Knobs `json:"knobs"`
+	// Reached says whether the run reached it; Moves after how many moves,
+	// and Path is those moves in their text form, for run --moves.
+	Reached bool   `json:"reached"`
+	Moves   int    `json:"moves,omitempty"`
+	Path    string `json:"path,omitempty"`
+	// Par is what the search of every order of the moves found; nil when
+	// no search was made.
+	Par *Par `json:"par,omitempty"`
+}
+
+// Par is the fewest moves that reach a goal under one setting.
+type Par struct {
+	// Moves is the fewest moves (0: no order of the moves reaches it) and
+	// Path one move list that takes them.
+	Moves int    `json:"moves"`
+	Path  string `json:"path,omitempty"`
+	// Runs of Of complete runs reach the goal (exact decimal counts).
+	Runs string `json:"runs"`
+	Of   string `json:"of"`
+}
+
+// PlayedOf returns t's Played section, adding an empty one when it has
+// none.
+func (t *Transcript) PlayedOf() *Played {
+	if t.Played == nil {
+		t.Played = &Played{}
+	}
+	return t.Played
+}
+
+// OffScript reports whether the transcript is of a played run that left
+// the script: its renderings then take every time from its moves.
+func (t Transcript) OffScript() bool { return t.Played != nil && t.Played.OffScript }
 
 // AskTally counts the predict-then-reveal questions answered in a session.
 type AskTally struct {
@@ -234,6 +296,9 @@ type PresenterEntry struct {
 	Step *Step `json:"step,omitempty"`
 	// Change says what a toggle changed ("effects 2 → 1").
 	Change []string `json:"change,omitempty"`
+	// Fork is, for a move played after stepping back, the move of the
+	// path before that it replaced, in its text form.
+	Fork string `json:"fork,omitempty"`
 }
 
 // MovesOf is the log of steps in its text form.
@@ -246,10 +311,10 @@ func MovesOf(steps []Step) string {
 }
 
 // ComputeDigest hashes the canonical transcript: everything but the digest
-// itself, Meta and what the presenter did, so the same run hashes alike
+// itself, Meta, what the presenter did and what a played run adds, so the same run hashes alike
 // anywhere.
 func (t Transcript) ComputeDigest() (string, error) {
-	t.Digest, t.Meta, t.Presenter, t.Asks = "", nil, nil, nil
+	t.Digest, t.Meta, t.Presenter, t.Asks, t.Played = "", nil, nil, nil, nil
 	b, err := json.Marshal(t)
 	if err != nil {
 		return "", fmt.Errorf("cannot encode transcript for its digest: %w", err)

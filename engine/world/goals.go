@@ -105,3 +105,19 @@ func Fact(about scenario.About, s transcript.Step, initialEpoch int64) string {
 	}
 	return ""
 }
+
+// GoalRecords is, for each of sc's goals, how the steps played under k
+// went for it: reached or not, after how many moves, and the moves that
+// reached it in their text form. Par is the search's to add.
+func GoalRecords(sc *scenario.Scenario, k scenario.Knobs, steps []transcript.Step) []transcript.GoalRecord {
+	var out []transcript.GoalRecord
+	for _, g := range GoalsOf(sc.Goals(), sc.Initial, steps) {
+		r := transcript.GoalRecord{ID: g.Goal.ID, Text: g.Goal.Text, When: string(g.Goal.When), Knobs: k, Reached: g.Reached}
+		if g.Reached {
+			r.Moves = g.Moves
+			r.Path = transcript.MovesOf(steps[:g.Moves])
+		}
+		out = append(out, r)
+	}
+	return out
+}

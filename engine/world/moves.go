@@ -157,6 +157,9 @@ func (s *State) Apply(ctx context.Context, srv Server, mv scenario.Move) (transc
 		return st, err
 	}
 	ev := s.event(mv)
+	if ev < 0 || s.sc.Events[ev].T != mv.T {
+		s.offScript = true
+	}
 	prev := s.coord.Clone()
 	var err error
 	switch mv.Action {
@@ -219,7 +222,8 @@ func (s *State) Apply(ctx context.Context, srv Server, mv scenario.Move) (transc
 	}
 	if ev >= 0 {
 		s.played[ev] = true
-		if n := s.sc.Events[ev].Note; n != "" {
+		// An event's own note speaks of the script's times and order.
+		if n := s.sc.Events[ev].Note; n != "" && !s.offScript {
 			st.Note += " " + n
 		}
 	}
@@ -257,7 +261,7 @@ func (s *State) send(mv scenario.Move, ev int, st *transcript.Step) {
 	m := transcript.Message{ID: mv.Msg, From: mv.Actor, Sent: mv.T, Due: s.due(mv.Msg, scenario.ActionDeliver), Snapshot: *snap}
 	s.flight = append(s.flight, m)
 	s.sent[mv.Msg] = true
-	st.Note = noteSend(m)
+	st.Note = noteSend(m, s.offScript)
 }
 
 func (s *State) deliver(ctx context.Context, srv Server, mv scenario.Move, st *transcript.Step, prev *scenario.Lease) error {
@@ -289,7 +293,11 @@ func (s *State) deliver(ctx context.Context, srv Server, mv scenario.Move, st *t
 			r.Snapshot = *s.coord
 		}
 		s.flight = append(s.flight, r)
-		st.Note = noteDeliverLate(mv.Actor, s.knobs.Renewal, st.Rows, stale, prev, s.coord, m, r.Due)
+		due := r.Due
+		if s.offScript {
+			due = -1 // when it arrives is the moves' to say
+		}
+		st.Note = noteDeliverLate(mv.Actor, s.knobs.Renewal, st.Rows, stale, prev, s.coord, m, due)
 		return nil
 	}
 	s.learn(mv.Actor, st.Rows)
@@ -361,7 +369,7 @@ func (s *State) post(mv scenario.Move, ev int, st *transcript.Step) {
 	}
 	s.flight = append(s.flight, m)
 	s.sent[mv.Msg] = true
-	st.Note = notePost(m)
+	st.Note = notePost(m, s.offScript)
 }
 
 // release gives the lease up: the row expires now, if it is still the

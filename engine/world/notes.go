@@ -2,6 +2,7 @@ package world
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/leaserace/leaserace/engine/transcript"
@@ -11,9 +12,11 @@ import (
 // The notes are the narration: one line on what happened and why it
 // matters, written from the step's real results.
 
-func noteSend(m transcript.Message) string {
+// noteSend and notePost name the message's scripted delivery only while
+// the run is on script; a played run's moves decide when it arrives.
+func noteSend(m transcript.Message, played bool) string {
 	switch {
-	case m.Due < 0:
+	case m.Due < 0 || played:
 		return fmt.Sprintf("%s sends heartbeat %s carrying its cached lease (%s); the network holds it.", m.From, m.ID, m.Snapshot)
 	case m.Due == m.Sent:
 		return fmt.Sprintf("%s sends heartbeat %s carrying its cached lease (%s); it arrives at once.", m.From, m.ID, m.Snapshot)
@@ -21,9 +24,9 @@ func noteSend(m transcript.Message) string {
 	return fmt.Sprintf("%s sends heartbeat %s carrying its cached lease (%s); the network holds it until %d.", m.From, m.ID, m.Snapshot, m.Due)
 }
 
-func notePost(m transcript.Message) string {
+func notePost(m transcript.Message, played bool) string {
 	until := "the network holds it"
-	if m.Due >= 0 {
+	if m.Due >= 0 && !played {
 		until = fmt.Sprintf("the network holds it until %d", m.Due)
 	}
 	return fmt.Sprintf("%s believes it holds the lease and sends its write %s with fence %d; %s. Nothing reaches the resource yet.", m.From, m.ID, m.Epoch, until)
@@ -101,11 +104,7 @@ func coincidence(snap scenario.Lease, prev, cur *scenario.Lease) string {
 }
 
 func noteDeliverLate(actor string, mode scenario.Renewal, rows int64, stale string, prev, cur *scenario.Lease, m transcript.Message, due int64) string {
-	when := "later"
-	if due >= 0 {
-		when = fmt.Sprintf("at %d", due)
-	}
-	slow := fmt.Sprintf(" The reply is slow: %s hears of it only %s, and until then acts on its old belief.", actor, when)
+	slow := slowWords(actor, due)
 	switch {
 	case rows == 0:
 		why := "its epoch is not current"
@@ -123,6 +122,65 @@ func noteDeliverLate(actor string, mode scenario.Renewal, rows int64, stale stri
 		return fmt.Sprintf("One row, committed: %s's heartbeat renews its lease, expires %d → %d, lease_version %d → %d (%s).", actor, prev.ExpiresAt, cur.ExpiresAt, prev.LeaseVersion, cur.LeaseVersion, mode.Describe()) + slow
 	}
 	return fmt.Sprintf("%s's heartbeat reached the coordinator: %s, committed.", actor, transcript.RowsWords(rows)) + slow
+}
+
+// slowWords says that a renewal's reply comes late: at its scripted due
+// time, or later (-1) when the moves decide.
+func slowWords(actor string, due int64) string {
+	when := "later"
+	if due >= 0 {
+		when = fmt.Sprintf("at %d", due)
+	}
+	return fmt.Sprintf(" The reply is slow: %s hears of it only %s, and until then acts on its old belief.", actor, when)
+}
+
+// Renarrate rewords, in the steps of a run whose whole log left the
+// script, what the narration said while the run was still on script about
+// a message's scripted delivery, when the moves then delivered it at
+// another time or not at all: the narration of a played run names only
+// the times its moves used. Live play cannot know the later moves when it
+// narrates a send, so a transcript is made of the whole log through this.
+func Renarrate(sc *scenario.Scenario, steps []transcript.Step) {
+	played := make([]bool, len(sc.Events))
+	for i := range steps {
+		st := &steps[i]
+		ev := scriptedEvent(sc, played, st.Move())
+		if ev < 0 || sc.Events[ev].T != st.T {
+			return // from here on the narration left the script itself
+		}
+		played[ev] = true
+		j := slices.IndexFunc(st.InFlight, func(m transcript.Message) bool { return m.ID == st.Heartbeat })
+		if j < 0 {
+			continue
+		}
+		m := st.InFlight[j]
+		if m.Due < 0 || keptDue(steps[i+1:], m) {
+			continue
+		}
+		var was, now string
+		switch {
+		case st.Action == scenario.ActionSend && m.Kind == transcript.KindHeartbeat:
+			was, now = noteSend(m, false), noteSend(m, true)
+		case st.Action == scenario.ActionWriteSend && m.Kind == transcript.KindWrite:
+			was, now = notePost(m, false), notePost(m, true)
+		case st.Action == scenario.ActionDeliver && m.Kind == transcript.KindReply:
+			was, now = slowWords(st.Actor, m.Due), slowWords(st.Actor, -1)
+		default:
+			continue
+		}
+		st.Note = strings.Replace(st.Note, was, now, 1)
+	}
+}
+
+// keptDue reports whether a later step delivers m at its scripted due time.
+func keptDue(later []transcript.Step, m transcript.Message) bool {
+	want := map[string]scenario.Action{transcript.KindHeartbeat: scenario.ActionDeliver, transcript.KindWrite: scenario.ActionWriteDeliver, transcript.KindReply: scenario.ActionReply}[m.Kind]
+	for _, s := range later {
+		if s.Heartbeat == m.ID && (s.Action == want || s.Action == scenario.ActionDrop) {
+			return s.Action == want && s.T == m.Due
+		}
+	}
+	return false
 }
 
 func noteReply(actor string, m transcript.Message, before *scenario.Lease, t int64) string {

@@ -38,6 +38,11 @@ type State struct {
 	// sent names every message sent so far; false marks one whose sender
 	// held nothing, so nothing travelled.
 	sent map[string]bool
+	// offScript is set once a move was not one of the scenario's events at
+	// its scripted time: from then on the narration names no scripted time
+	// (a message's scripted delivery, an event's own note), as the moves
+	// played decide the times. Only the narration reads it.
+	offScript bool
 }
 
 // belief is one actor's view of the lease.
@@ -172,6 +177,53 @@ func (s *State) removeFlight(id string) {
 // yet with the same actor, action, message and epoch. -1 when the move is
 // the learner's own.
 func (s *State) event(mv scenario.Move) int { return scriptedEvent(s.sc, s.played, mv) }
+
+// AsScripted reports whether mv plays one of the scenario's events at its
+// scripted time, given the events played already.
+func AsScripted(sc *scenario.Scenario, played []bool, mv scenario.Move) bool {
+	i := scriptedEvent(sc, played, mv)
+	return i >= 0 && sc.Events[i].T == mv.T
+}
+
+// OnScript reports whether every move of log plays one of sc's events at
+// its scripted time: a run the script could have made. The one rule for
+// whether a run is played or scripted.
+func OnScript(sc *scenario.Scenario, log []scenario.Move) bool {
+	played := make([]bool, len(sc.Events))
+	for _, mv := range log {
+		i := scriptedEvent(sc, played, mv)
+		if i < 0 || sc.Events[i].T != mv.T {
+			return false
+		}
+		played[i] = true
+	}
+	return true
+}
+
+// TimesPlayed are sc's named times at which log played one of sc's own
+// events at its scripted time; nil when none.
+func TimesPlayed(sc *scenario.Scenario, log []scenario.Move) map[string]int64 {
+	played := make([]bool, len(sc.Events))
+	at := map[int64]bool{}
+	for _, mv := range log {
+		if i := scriptedEvent(sc, played, mv); i >= 0 {
+			played[i] = true
+			if sc.Events[i].T == mv.T {
+				at[mv.T] = true
+			}
+		}
+	}
+	var out map[string]int64
+	for name, t := range sc.Times {
+		if at[t] {
+			if out == nil {
+				out = map[string]int64{}
+			}
+			out[name] = t
+		}
+	}
+	return out
+}
 
 // scriptedEvent is the one rule for which scripted event a move plays:
 // the first not played yet with the same actor, action, message and epoch,
