@@ -42,6 +42,7 @@ type page struct {
 	Moves, Command         string
 	Played                 bool
 	Goals                  []goalRow
+	Elsewhere              []goalRow
 	Steps                  []stepRow
 	Legend                 []legendRow
 	SVG                    template.HTML
@@ -77,6 +78,11 @@ type goalRow struct {
 	ID, Text string
 	Reached  bool
 	Moves    int
+	// Par is the search's word on the goal under the run's knobs ("" when
+	// none was made); Path the moves that reached it, for run --moves.
+	Par, Path string
+	// Knobs is set for a goal reached under another setting.
+	Knobs string
 }
 
 // Write writes the page for a transcript.
@@ -168,12 +174,37 @@ func pageOf(tr transcript.Transcript) (page, error) {
 	}
 	if scErr == nil {
 		pg.Title = sc.Title
-		pg.Played = tr.Moves != "" && tr.Moves != scenario.FormatMoves(sc.Log())
+	}
+	switch {
+	case tr.Played != nil && len(tr.Played.Goals) > 0:
+		// A played run carries its goals against par (issue 21).
+		pg.Played = true
+		for _, g := range tr.Played.Goals {
+			pg.Goals = append(pg.Goals, goalRowOf(g, ""))
+		}
+		for _, g := range tr.Played.Elsewhere {
+			pg.Elsewhere = append(pg.Elsewhere, goalRowOf(g, g.Knobs.String()))
+		}
+	case scErr == nil:
+		pg.Played = tr.Played != nil
 		for _, g := range world.GoalsOf(sc.Goals(), tr.Initial.Coordinator, tr.Steps) {
 			pg.Goals = append(pg.Goals, goalRow{ID: g.Goal.ID, Text: g.Goal.Text, Reached: g.Reached, Moves: g.Moves})
 		}
 	}
 	return pg, nil
+}
+
+// goalRowOf is one goal of a played run, with par in words.
+func goalRowOf(g transcript.GoalRecord, knobs string) goalRow {
+	row := goalRow{ID: g.ID, Text: g.Text, Reached: g.Reached, Moves: g.Moves, Path: g.Path, Knobs: knobs}
+	if p := g.Par; p != nil {
+		if p.Moves > 0 {
+			row.Par = fmt.Sprintf("par %d (%s of %s complete runs reach it)", p.Moves, p.Runs, p.Of)
+		} else {
+			row.Par = fmt.Sprintf("impossible under these knobs: no order of the moves reaches it (0 of %s runs)", p.Of)
+		}
+	}
+	return row
 }
 
 func renewalWords(r scenario.Renewal) string {
