@@ -50,7 +50,7 @@ func TestRunHTMLPageVerifiesAndReplays(t *testing.T) {
 	if res.code != 0 {
 		t.Fatalf("run --format html: %v", res)
 	}
-	checkOfflinePage(t, file, `data-lane="A"`, `data-lane="B"`, `data-lane="clock"`, `data-kind="stale"`, "STALE ACCEPTED", "UPDATE 1", "CONFLICT")
+	checkOfflinePage(t, file, `data-lane="A"`, `data-lane="B"`, `data-lane="clock"`, `data-kind="stale"`, ">STALE</text>", "UPDATE 1", "CONFLICT")
 
 	// An --out ending in .html gets the page without --format.
 	byExt := filepath.Join(dir, "q.html")

@@ -47,18 +47,18 @@ func kindOf(m lanes.Mark) string {
 	return "pending"
 }
 
-// dangerWord is the word written above a danger mark, so it stands out
-// without colour too.
-func dangerWord(m lanes.Mark) string {
+// dangerWords are written above a danger mark, in two short lines, so it
+// stands out without colour too.
+func dangerWords(m lanes.Mark) []string {
 	switch m {
 	case lanes.Stale:
-		return "STALE ACCEPTED"
+		return []string{"STALE", "ACCEPTED"}
 	case lanes.Regressed:
-		return "ROW REGRESSED"
+		return []string{"ROW", "REGRESSED"}
 	case lanes.Blocked:
-		return "VALID WRITE BLOCKED"
+		return []string{"VALID WRITE", "BLOCKED"}
 	}
-	return ""
+	return nil
 }
 
 // moveLabel is the move in a few words: its verb and message or fence

@@ -151,8 +151,13 @@ func pageOf(tr transcript.Transcript) (page, error) {
 	if m := tr.Meta; m != nil {
 		pg.Recorded = strings.TrimSpace(strings.Join([]string{m.RecordedAt, m.Provider, m.ServerVersion}, " "))
 	}
-	if danger := d.Danger(); len(danger) > 0 {
-		pg.FirstDanger = danger[0].Index
+	// The jump goes to the first accepted stale write or regressed row: a
+	// blocked write stands out too, but it is not the race's danger.
+	for _, mv := range d.Danger() {
+		if mv.Mark == lanes.Stale || mv.Mark == lanes.Regressed {
+			pg.FirstDanger = mv.Index
+			break
+		}
 	}
 	for _, mv := range d.Moves {
 		s := tr.Steps[mv.Index]

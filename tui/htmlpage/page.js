@@ -8,7 +8,7 @@
   var tr = JSON.parse(document.getElementById("leaserace-transcript").textContent);
   var steps = tr.steps || [];
   var n = steps.length;
-  var labelW = 64, colW = 96; // as the SVG's geometry (svg.go)
+  var labelW = 64, colW = 100; // as the SVG's geometry (svg.go)
   var pos = n;
   var selected = n > 0 ? n - 1 : -1;
   var slider = document.getElementById("slider");

@@ -144,7 +144,7 @@ func TestPausedHolderMarksTheStaleWrite(t *testing.T) {
 		t.Errorf("last move %+v in lane %s, want A's stale write at 1080", last, d.Lanes[last.Lane].Name)
 	}
 	s := string(page)
-	for _, w := range []string{"UPDATE 1", "CONFLICT", "STALE ACCEPTED", fmt.Sprintf(`id="danger" data-step="%d"`, last.Index)} {
+	for _, w := range []string{"UPDATE 1", "CONFLICT", ">STALE</text>", ">ACCEPTED</text>", fmt.Sprintf(`id="danger" data-step="%d"`, last.Index)} {
 		if !strings.Contains(s, w) {
 			t.Errorf("the page lacks %q", w)
 		}

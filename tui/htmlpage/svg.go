@@ -13,8 +13,8 @@ import (
 // The diagram's geometry, in SVG user units (CSS pixels at 100 %).
 const (
 	labelW = 64 // the lanes' names
-	colW   = 96 // one column per move
-	laneH  = 78
+	colW   = 100 // one column per move
+	laneH  = 90
 	rulerH = 40 // times above the lanes
 	markR  = 14
 	tailW  = 80 // room right of the last column for "lost" and "in flight"
@@ -72,7 +72,9 @@ func svgOf(d lanes.Diagram, tr transcript.Transcript) string {
 			cls, mv.Index, kind, mv.Index+1, mv.T, esc(d.Lanes[mv.Lane].Name), esc(label), esc(mv.Mark.Words()))
 		if mv.Mark.Danger() {
 			p(`<rect class="halo" x="%d" y="%d" width="%d" height="%d" rx="6"/>`, x-colW/2+4, y-laneH/2+4, colW-8, laneH-8)
-			p(`<text class="danger-word" x="%d" y="%d">%s</text>`, x, y-markR-6, dangerWord(mv.Mark))
+			for i, w := range dangerWords(mv.Mark) {
+				p(`<text class="danger-word" x="%d" y="%d">%s</text>`, x, y-markR-17+i*11, w)
+			}
 		}
 		p(`<circle cx="%d" cy="%d" r="%d"/>`, x, y, markR)
 		p(`<text class="glyph" x="%d" y="%d">%s</text>`, x, y+5, esc(mv.Mark.Glyph()))
