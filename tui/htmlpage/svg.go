@@ -12,7 +12,7 @@ import (
 
 // The diagram's geometry, in SVG user units (CSS pixels at 100 %).
 const (
-	labelW = 64 // the lanes' names
+	labelW = 64  // the lanes' names
 	colW   = 100 // one column per move
 	laneH  = 90
 	rulerH = 40 // times above the lanes
