@@ -124,3 +124,28 @@ func TestHTMLWithoutARunIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// replay --format html makes the page of a recording with no database,
+// and the page gives back the recording, digest for digest.
+func TestReplayFormatHTMLWithoutPostgres(t *testing.T) {
+	t.Parallel()
+	env := noPostgresEnv(t)
+	src := shippedFile("busy-holder--blind-strict")
+	res := runHidden(t, env, "replay", src, "--format", "html")
+	if res.code != 0 {
+		t.Fatalf("replay --format html: %v", res)
+	}
+	file := filepath.Join(t.TempDir(), "busy.html")
+	if err := os.WriteFile(file, []byte(res.stdout), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	checkOfflinePage(t, file, `data-kind="blocked"`, "VALID WRITE", "BLOCKED")
+	back := runHidden(t, env, "replay", file, "--format", "json")
+	want, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.code != 0 || readTranscript(t, back.stdout).Digest != readTranscript(t, string(want)).Digest {
+		t.Errorf("the page's run reads back as another: %v", back)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 	"github.com/leaserace/leaserace/engine"
@@ -242,6 +243,7 @@ func browse(t *testing.T, browser context.Context, file string, tr transcript.Tr
 	if danger >= 0 && (!slices.Equal(st.Selected, []string{fmt.Sprint(danger)}) || st.Focused != fmt.Sprint(danger) || st.Slider != fmt.Sprint(danger+1)) {
 		t.Errorf("d: selected %q, focus on %q, slider %s; want the first danger, move %d", st.Selected, st.Focused, st.Slider, danger+1)
 	}
+	checkMedia(t, ctx)
 	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		t.Fatal(err)
@@ -262,6 +264,53 @@ func browse(t *testing.T, browser context.Context, file string, tr transcript.Tr
 		if m.Type == chromedp.ConsoleError || m.IsException() {
 			t.Errorf("console %s", m)
 		}
+	}
+}
+
+// checkMedia: with prefers-color-scheme dark the page turns dark, and
+// printed it hides the controls and shows every move at full strength.
+func checkMedia(t *testing.T, ctx context.Context) {
+	t.Helper()
+	type looks struct {
+		Bg       string `json:"bg"`
+		Controls string `json:"controls"`
+		Faint    int    `json:"faint"`
+	}
+	const read = `(() => ({
+  bg: getComputedStyle(document.body).backgroundColor,
+  controls: getComputedStyle(document.querySelector(".controls")).display,
+  faint: Array.from(document.querySelectorAll("#lanes .mark")).filter(m => getComputedStyle(m).opacity !== "1").length,
+}))()`
+	media := func(m, scheme string) looks {
+		t.Helper()
+		if _, err := chromedp.Call(ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+			Media: m, Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}},
+		}); err != nil {
+			t.Fatal(err)
+		}
+		l, err := chromedp.Run(ctx, chromedp.Evaluate[looks](read))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	// Two moves to come, so the screen has faint marks and print must not.
+	if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.Home)); err != nil {
+		t.Fatal(err)
+	}
+	light, dark, print := media("screen", "light"), media("screen", "dark"), media("print", "light")
+	if light.Bg == dark.Bg {
+		t.Errorf("prefers-color-scheme dark leaves the background %s", dark.Bg)
+	}
+	if print.Controls != "none" || light.Controls == "none" {
+		t.Errorf("the controls show as %q on screen and %q in print; want shown, then hidden", light.Controls, print.Controls)
+	}
+	if light.Faint == 0 || print.Faint != 0 {
+		t.Errorf("at the start %d marks are faint on screen and %d in print; want some, then none", light.Faint, print.Faint)
+	}
+	media("", "")
+	if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.End)); err != nil {
+		t.Fatal(err)
 	}
 }
 
