@@ -288,7 +288,7 @@ func mustShipped(t testing.TB, name string) []engine.Recording {
 	return recs
 }
 
-// e in a replay writes json, md, mmd and cast; the JSON is the recording
+// e in a replay writes json, md, mmd, cast and html; the JSON is the recording
 // itself, digest for digest, with the replay's own session.
 func TestReplayExportWritesEveryFormat(t *testing.T) {
 	m := replayModel(t, shippedReplay(t, "renewal-race", blindOff()), "", 120, 40)
@@ -297,12 +297,12 @@ func TestReplayExportWritesEveryFormat(t *testing.T) {
 		t.Fatal(m.Failure)
 	}
 	base := filepath.Join(m.exportDir, "leaserace-renewal-race-20260314-150926")
-	for _, ext := range []string{".json", ".md", ".mmd", ".cast"} {
+	for _, ext := range []string{".json", ".md", ".mmd", ".cast", ".html"} {
 		if st, err := os.Stat(base + ext); err != nil || st.Size() == 0 {
 			t.Errorf("export %s: %v", ext, err)
 		}
 	}
-	if !strings.Contains(strings.Join(strings.Fields(m.View()), " "), ".json, .md, .mmd and .cast") {
+	if !strings.Contains(strings.Join(strings.Fields(m.View()), " "), ".json, .md, .mmd, .cast and .html") {
 		t.Errorf("the status does not name the files:\n%s", m.View())
 	}
 	f, err := os.Open(base + ".json")

@@ -26,10 +26,10 @@ type replayFlags struct {
 func newReplayCmd(a *app) *cobra.Command {
 	var f replayFlags
 	cmd := &cobra.Command{
-		Use:   "replay FILE.json",
+		Use:   "replay FILE.json|FILE.html",
 		Short: "Show a recorded transcript in the terminal UI, with no database",
 		Long: `Replay opens the terminal UI on a transcript leaserace wrote (run --format
-json, the UI's export, assets/transcripts/) without starting or reaching any
+json or html, the UI's export, assets/transcripts/) without starting or reaching any
 PostgreSQL server: every step shows the rows, command tags and effects that
 PostgreSQL and the resource produced when the file was recorded. A REPLAY
 banner names the file and where and when it was recorded (provider, server
@@ -40,7 +40,7 @@ g G start and end, space plays. r and f switch to the recording made with the
 other knobs, at the same moment: for a built-in scenario leaserace ships a
 recording of every setting; for another scenario only the file's own knobs
 exist and the UI says so. s opens the shipped recordings of another scenario;
-e exports what is shown as json, md, mmd and cast.
+e exports what is shown as json, md, mmd, cast and html.
 
 A file exported from the UI also holds the presenter's session (every step,
 toggle and jump, in order). The banner then offers it: ] shows the state
@@ -48,7 +48,7 @@ after the next action of the session, [ the one before, switching scenario
 and knobs as the presenter did.
 
 With --format, replay writes the whole file in that format to standard
-output instead (md, mermaid, cast or json), also without a database.
+output instead (md, mermaid, cast, html or json), also without a database.
 
 Bare leaserace falls back to the same replay, with the shipped recordings,
 when no PostgreSQL server can start.`,

@@ -15,10 +15,10 @@ import (
 func newVerifyCmd(a *app) *cobra.Command {
 	var pg cli.PGFlags
 	cmd := &cobra.Command{
-		Use:   "verify FILE.json...",
+		Use:   "verify FILE.json|FILE.html...",
 		Short: "Re-run recorded transcripts live and compare them digest for digest",
-		Long: `Verify reads a transcript that leaserace wrote (run --format json, the TUI's
-export, assets/transcripts/), plays its scenario with its knobs and times
+		Long: `Verify reads a transcript that leaserace wrote (run --format json or html,
+the TUI's export, assets/transcripts/), plays its scenario with its knobs and times
 again on a real PostgreSQL server, and compares the live run with the file.
 
 It also recomputes the file's own digest, so a transcript edited after it

@@ -222,7 +222,7 @@ func TestRunMovesFileEveryFormat(t *testing.T) {
 	if res.code != 0 {
 		t.Fatalf("run --moves-file --out DIR/: %s", res)
 	}
-	for _, ext := range []string{".json", ".md", ".mmd", ".cast"} {
+	for _, ext := range []string{".json", ".md", ".mmd", ".cast", ".html"} {
 		data, err := os.ReadFile(filepath.Join(out, "renewal-race--blind-off"+ext))
 		if err != nil || len(data) == 0 {
 			t.Fatalf("%s: %v", ext, err)

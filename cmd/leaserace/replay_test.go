@@ -163,7 +163,7 @@ func TestReplayWithoutPostgresInTmux(t *testing.T) {
 	}
 	s.keys("e")
 	s.waitFlat("✓ exported", 10*time.Second)
-	for _, ext := range []string{".json", ".md", ".mmd", ".cast"} {
+	for _, ext := range []string{".json", ".md", ".mmd", ".cast", ".html"} {
 		m, _ := filepath.Glob(filepath.Join(exportDir, "leaserace-renewal-race-*"+ext))
 		if len(m) != 1 {
 			t.Errorf("export %s: %v", ext, m)
@@ -308,7 +308,7 @@ func TestRunWritesAsciicast(t *testing.T) {
 	if res.code != 0 {
 		t.Fatalf("run --out DIR/: %v", res)
 	}
-	for _, ext := range []string{".json", ".md", ".mmd", ".cast"} {
+	for _, ext := range []string{".json", ".md", ".mmd", ".cast", ".html"} {
 		if st, err := os.Stat(filepath.Join(out, "renewal-race--blind-off"+ext)); err != nil || st.Size() == 0 {
 			t.Errorf("run --out DIR/ did not write %s: %v", ext, err)
 		}

@@ -37,9 +37,12 @@ func newRunCmd(a *app) *cobra.Command {
 		Long: `Run starts PostgreSQL, plays every event of a scenario with the chosen knobs
 (each step's real SQL on the server, each write through the real resource)
 and writes the transcript: JSON for tools, Markdown for people, a Mermaid
-sequence diagram for slides and design docs, or an asciicast (asciinema
+sequence diagram for slides and design docs, an asciicast (asciinema
 play) of the terminal UI's screen at every step, 120×40, with a marker per
-event.
+event, or one self-contained HTML page: the run's lanes (a lane per actor
+and the clock) to step through in any browser, offline, with every move's
+SQL, command tag and HTTP call. The page carries the transcript, so verify
+and replay read it like the JSON.
 
 Progress and "PostgreSQL via <provider> in <time>" go to standard error; the
 transcript goes to standard output unless --out names a file. --out is
@@ -47,10 +50,11 @@ written atomically: a failed or interrupted run never leaves a half-written
 file, and an existing file is replaced only by a complete new one.
 
 Without --format, an --out file ending in .md gets Markdown, one ending in
-.mmd Mermaid, one ending in .cast the asciicast, anything else JSON. An --out
-directory (one that exists, or a path ending in /) gets every format side by
-side, named after the scenario and knobs (renewal-race--blind-off.json, .md,
-.mmd, .cast); with --format, just that one.
+.mmd Mermaid, one ending in .cast the asciicast, one ending in .html the
+page, anything else JSON. An --out directory (one that exists, or a path
+ending in /) gets every format side by side, named after the scenario and
+knobs (renewal-race--blind-off.json, .md, .mmd, .cast, .html); with
+--format, just that one.
 
 --moves plays a schedule of your own instead of the scenario's events: a
 comma-separated list of moves, each ACTOR:VERB[ ARG]@T, such as
@@ -71,6 +75,9 @@ refused with its number and why: exit 2.`,
   # The screen at every step, to play with asciinema play race.cast
   leaserace run --format cast --out race.cast
 
+  # The run as one page to open in a browser, step through and share
+  leaserace run --scenario paused-holder --renewal compare --fencing off --format html --out p.html
+
   # Your own scenario on a server you already have
   leaserace run --scenario ./my-race.yaml --pg dsn --dsn postgres://me@localhost/db
 
@@ -88,7 +95,7 @@ refused with its number and why: exit 2.`,
 	fs := cmd.Flags()
 	fs.StringVar(&f.scenario, "scenario", "renewal-race", "a built-in scenario's name or a scenario YAML file")
 	f.knobs.Register(fs)
-	fs.StringVar(&f.format, "format", "", "transcript format: json, md, mermaid or cast (default json, or md/mermaid/cast for an --out ending in .md/.mmd/.cast)")
+	fs.StringVar(&f.format, "format", "", "transcript format: json, md, mermaid, cast or html (default json, or md/mermaid/cast/html for an --out ending in .md/.mmd/.cast/.html)")
 	fs.StringVar(&f.out, "out", "", "write the transcript to this file, or every format into this directory, instead of standard output")
 	fs.StringVar(&f.moves, "moves", "", "play these moves instead of the scenario's events, e.g. 'A:send hb1@1055,clock:advance@1060'")
 	fs.StringVar(&f.movesFile, "moves-file", "", "read the moves to play from this file (- for standard input)")
@@ -113,6 +120,9 @@ func (a *app) run(ctx context.Context, cmd *cobra.Command, f runFlags) error {
 		}
 		if strings.EqualFold(filepath.Ext(f.out), ".cast") {
 			format = "cast"
+		}
+		if ext := filepath.Ext(f.out); strings.EqualFold(ext, ".html") || strings.EqualFold(ext, ".htm") {
+			format = "html"
 		}
 	}
 	if !slices.Contains(export.Formats(), format) {

@@ -255,7 +255,7 @@ func TestRunOutDirAndMermaid(t *testing.T) {
 	if res.code != 0 {
 		t.Fatalf("want exit 0, got %v", res)
 	}
-	assertOnly(t, dir, "renewal-race--compare-off.json", "renewal-race--compare-off.md", "renewal-race--compare-off.mmd", "renewal-race--compare-off.cast")
+	assertOnly(t, dir, "renewal-race--compare-off.json", "renewal-race--compare-off.md", "renewal-race--compare-off.mmd", "renewal-race--compare-off.cast", "renewal-race--compare-off.html")
 	mmd, err := os.ReadFile(filepath.Join(dir, "renewal-race--compare-off.mmd"))
 	if err != nil || !strings.Contains(string(mmd), "\nsequenceDiagram\n") || !strings.Contains(string(mmd), "A-xCoordinator: 1075") {
 		t.Errorf("renewal-race--compare-off.mmd: %v\n%s", err, mmd)
@@ -266,7 +266,7 @@ func TestRunOutDirAndMermaid(t *testing.T) {
 		t.Fatalf("want exit 0, got %v", one)
 	}
 	assertOnly(t, dir, "renewal-race--compare-off.json", "renewal-race--compare-off.md", "renewal-race--compare-off.mmd",
-		"renewal-race--compare-off.cast", "renewal-race--blind-off.md")
+		"renewal-race--compare-off.cast", "renewal-race--compare-off.html", "renewal-race--blind-off.md")
 
 	out := leaserace(t, args(pgArgs(t), "run", "--format", "mermaid")...)
 	if out.code != 0 || !strings.HasPrefix(out.stdout, "%% leaserace renewal-race, sha256:") || !strings.Contains(out.stdout, "A--)Coordinator: hb1 (sent 1055, delayed)") {

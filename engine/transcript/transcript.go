@@ -352,7 +352,8 @@ const MaxSize = 64 << 20
 // ErrNotTranscript marks input that is not a leaserace transcript.
 var ErrNotTranscript = errors.New("not a leaserace transcript")
 
-// Read parses transcript JSON of either format, keeping numbers exact so
+// Read parses transcript JSON of either format, or the one embedded in a
+// page leaserace wrote (--format html), keeping numbers exact so
 // that the digest can be recomputed byte for byte. A v1 transcript comes
 // back as it was written (Format v1, no judgements): its digest still
 // checks, and Upgraded gives its v2 reading.
@@ -361,6 +362,12 @@ func Read(r io.Reader) (Transcript, error) {
 	data, err := io.ReadAll(io.LimitReader(r, MaxSize))
 	if err != nil {
 		return t, fmt.Errorf("cannot read transcript: %w", err)
+	}
+	// A page written by --format html carries its transcript inside.
+	if looksHTML(data) {
+		if data, err = fromHTML(data); err != nil {
+			return t, err
+		}
 	}
 	// A transcript's own structure is a few levels deep and its values at
 	// most scenario.MaxValueDepth; deeper input is not one leaserace wrote,

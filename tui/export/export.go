@@ -1,6 +1,6 @@
 // Package export writes a transcript in every format leaserace has: the
-// engine's (JSON, Markdown, Mermaid) and the asciicast, whose frames the
-// TUI's renderer draws; and it saves them all as files, which is what e
+// engine's (JSON, Markdown, Mermaid), the asciicast, whose frames the
+// TUI's renderer draws, and the HTML page of tui/htmlpage; and it saves them all as files, which is what e
 // does in the TUI.
 package export
 
@@ -16,25 +16,29 @@ import (
 	"time"
 
 	"github.com/leaserace/leaserace/engine/transcript"
+	"github.com/leaserace/leaserace/tui/htmlpage"
 )
 
 // Formats lists every format leaserace writes a transcript in: the
 // engine's (json, md, mermaid) and the asciicast, which is drawn by the
 // TUI's renderer and so lives here, above the engine.
-func Formats() []string { return append(transcript.Formats(), "cast") }
+func Formats() []string { return append(transcript.Formats(), "cast", "html") }
 
 // Render writes a transcript in one of Formats.
 func Render(t transcript.Transcript, format string) ([]byte, error) {
-	if format != "cast" {
-		return transcript.Render(t, format)
+	switch format {
+	case "cast":
+		var b bytes.Buffer
+		err := WriteCast(&b, t, CastOptions{})
+		return b.Bytes(), err
+	case "html":
+		return htmlpage.Render(t)
 	}
-	var b bytes.Buffer
-	err := WriteCast(&b, t, CastOptions{})
-	return b.Bytes(), err
+	return transcript.Render(t, format)
 }
 
 // Files writes the transcript in every format (JSON, Markdown, Mermaid,
-// asciicast, without colour when noColor) into dir, named for its scenario
+// asciicast, without colour when noColor, and the HTML page) into dir, named for its scenario
 // and now, and returns the paths, JSON first. It writes all the files or
 // none, and never replaces one.
 func Files(ctx context.Context, tr transcript.Transcript, dir string, now time.Time, noColor bool) ([]string, error) {
@@ -47,7 +51,7 @@ func Files(ctx context.Context, tr transcript.Transcript, dir string, now time.T
 			err = WriteCast(&b, tr, CastOptions{NoColor: noColor})
 			data[i] = b.Bytes()
 		} else {
-			data[i], err = transcript.Render(tr, f)
+			data[i], err = Render(tr, f)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("could not write the %s transcript: %w", f, err)
