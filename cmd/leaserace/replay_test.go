@@ -199,7 +199,7 @@ func TestBareLeaseraceFallsBackToRecordings(t *testing.T) {
 	scr := s.waitFlat("Showing recorded runs: press r/f to switch between recorded runs.", 60*time.Second)
 	for _, want := range []string{
 		"REPLAY shipped recording renewal-race--blind-off.json",
-		"No PostgreSQL here (container: no Docker engine answers at DOCKER_HOST=unix:///nonexistent/docker.sock; local: PostgreSQL server binaries not found)",
+		"No PostgreSQL here (container: no Docker engine answers at DOCKER_HOST=unix:///nonexistent/docker.sock; local: PostgreSQL server binaries not found; embedded: could not download PostgreSQL",
 		"UPDATE 1",
 	} {
 		if !strings.Contains(flat(scr), want) {
