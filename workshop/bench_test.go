@@ -244,6 +244,26 @@ func BenchmarkRoom(b *testing.B) {
 	if res.Connected > 0 {
 		b.ReportMetric(float64(int64(heap1)-int64(heap0))/float64(res.Connected)/1024, "heap-KB/attendee")
 	}
+	// Back-pressure: reports the room could not take at once waited in
+	// each attendee's queue (merged, retried) instead of failing.
+	bl := r.Backlog()
+	b.Logf("reports: %d landed, %d tries made again, %d refused; most waiting for one attendee %d, in all %d; waited mean %s, max %s",
+		bl.Landed, bl.Retries, bl.Refused, bl.MaxDepth, bl.MaxWaiting, bl.MeanAge, bl.MaxAge)
+	b.ReportMetric(float64(bl.MaxDepth), "queue-depth-max")
+	b.ReportMetric(float64(bl.MaxWaiting), "queue-waiting-max")
+	b.ReportMetric(float64(bl.MeanAge.Microseconds())/1000, "queue-age-mean-ms")
+	b.ReportMetric(float64(bl.MaxAge.Microseconds())/1000, "queue-age-max-ms")
+	if res.Presses > 0 {
+		b.ReportMetric(float64((self1-self0).Microseconds())/1000/float64(res.Presses), "server-cpu-ms/press")
+		if pgCPUErr == nil {
+			b.ReportMetric(float64((pgCPU2-pgCPU1).Microseconds())/1000/float64(res.Presses), "pg-cpu-ms/press")
+		}
+	}
+	if load, err := os.ReadFile("/proc/loadavg"); err == nil {
+		// The machine is shared: the load goes with every figure.
+		l1, _ := strconv.ParseFloat(strings.Fields(string(load))[0], 64)
+		b.ReportMetric(l1, "loadavg-1m")
+	}
 }
 
 // selfCPU is the CPU time this process used so far.
@@ -538,7 +558,7 @@ func (bt *bot) step(deadline time.Time, every time.Duration) (first, done []floa
 			next = time.Now().Add(every)
 			continue
 		}
-		if strings.Contains(sshtest.Flat(bt.c.Screen()), "did not take the last report") && !bt.roomFailed {
+		if scr := sshtest.Flat(bt.c.Screen()); (strings.Contains(scr, "did not take the last report") || strings.Contains(scr, "has not taken your reports")) && !bt.roomFailed {
 			// The step showed, but the board missed it: that is an error too.
 			bt.roomFailed = true
 			errs = append(errs, fmt.Sprintf("%s: the room did not take a report; screen:\n%s", bt.name, bt.c.Screen()))

@@ -85,6 +85,8 @@ type Room struct {
 	mu       sync.Mutex
 	sessions map[string]*seatLink // by sshroom session ID
 
+	backlog Backlog
+
 	shutdownOnce sync.Once
 	shutdownErr  error
 }
@@ -216,7 +218,7 @@ func (r *Room) attendee(ctx context.Context, s sshroom.Session) (tea.Model, func
 		leave()
 		return nil, nil, fmt.Errorf("cannot open a run for %s: %w", s.User, err)
 	}
-	link := newSeatLink(r.store, s.Send)
+	link := newSeatLink(r.store, s.Send, &r.backlog)
 	// The model outlives App's context, which ends with the session: its
 	// own Close, in the cleanup, ends what it started.
 	m, err := tui.NewModel(context.WithoutCancel(ctx), tui.Config{
@@ -227,6 +229,7 @@ func (r *Room) attendee(ctx context.Context, s sshroom.Session) (tea.Model, func
 		cctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 		defer cancel()
 		_ = run.Close(cctx)
+		link.stop()
 		leave()
 		return nil, nil, err
 	}
@@ -244,6 +247,7 @@ func (r *Room) attendee(ctx context.Context, s sshroom.Session) (tea.Model, func
 		cctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 		defer cancel()
 		_ = m.Close(cctx)
+		link.stop()
 		leave()
 	}
 	return m, cleanup, nil
@@ -265,6 +269,10 @@ func (r *Room) Server() string { return r.cfg.Server }
 // Attendees lists who is connected to this process, in the order they
 // joined.
 func (r *Room) Attendees() []sshroom.AttendeeInfo { return r.ssh.Attendees() }
+
+// Backlog is how the attendees' reports fared on their way to the room:
+// how many waited and for how long.
+func (r *Room) Backlog() BacklogStats { return r.backlog.Stats() }
 
 // Host is the pool and resource every attendee's run shares.
 func (r *Room) Host() *engine.Host { return r.host }
