@@ -96,7 +96,7 @@ var runNameRE = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
 
 // statements holds the resource's SQL, read once from assets.
 type statements struct {
-	schema, bind, reset, clear, lock, record, view, ping string
+	schema, bind, reset, clear, rewind, lock, record, view, ping string
 	begin, commit, rollback                              string
 	write                                                map[scenario.Fencing]string
 }
@@ -105,7 +105,7 @@ func loadStatements() (statements, error) {
 	s := statements{write: map[scenario.Fencing]string{}}
 	err := assets.LoadSQL(map[string]*string{
 		"resource_schema": &s.schema, "resource_bind": &s.bind, "resource_reset": &s.reset,
-		"resource_clear": &s.clear, "resource_lock": &s.lock, "resource_record": &s.record,
+		"resource_clear": &s.clear, "resource_rewind": &s.rewind, "resource_lock": &s.lock, "resource_record": &s.record,
 		"resource_view": &s.view, "resource_ping": &s.ping, "resource_begin": &s.begin,
 		"resource_commit": &s.commit, "resource_rollback": &s.rollback,
 	})
