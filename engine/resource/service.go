@@ -97,8 +97,8 @@ var runNameRE = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
 // statements holds the resource's SQL, read once from assets.
 type statements struct {
 	schema, bind, reset, clear, rewind, lock, record, view, ping string
-	begin, commit, rollback                              string
-	write                                                map[scenario.Fencing]string
+	begin, commit, rollback                                      string
+	write                                                        map[scenario.Fencing]string
 }
 
 func loadStatements() (statements, error) {
