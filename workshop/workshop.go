@@ -57,6 +57,10 @@ type Config struct {
 	// required), limits, room code, shutdown timeout and log, which the
 	// room shares. The room sets its minimum window size itself.
 	SSH sshroom.Config
+	// RoomIdle is how long this process may go silent (die) before the
+	// room's other processes sweep its seats off the board; room.Options'
+	// Idle, one minute if 0.
+	RoomIdle time.Duration
 	// MaxConns bounds the PostgreSQL connections every attendee's run
 	// shares (DefaultMaxConns if 0); the resource service has as many.
 	MaxConns int
@@ -164,7 +168,7 @@ func Start(ctx context.Context, cfg Config) (_ *Room, err error) {
 	}
 	// Two pooled connections: the attendees' reports, votes and goals go
 	// through them, a report per move.
-	r.store, err = room.Open(ctx, cfg.DSN, cfg.Room, cfg.Server, room.Options{Conns: 2, OnError: cfg.OnError})
+	r.store, err = room.Open(ctx, cfg.DSN, cfg.Room, cfg.Server, room.Options{Conns: 2, Idle: cfg.RoomIdle, OnError: cfg.OnError})
 	if err != nil {
 		return nil, fmt.Errorf("cannot open room %s: %w", cfg.Room, err)
 	}
