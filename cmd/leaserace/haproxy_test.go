@@ -1,12 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -29,32 +26,11 @@ type behindBalancer struct {
 	ports []string
 }
 
-// haproxyPath finds HAProxy or skips the test, saying how to get it.
-func haproxyPath(t testing.TB) string {
-	t.Helper()
-	p, err := exec.LookPath("haproxy")
-	if err != nil {
-		t.Skipf("haproxy is not installed (%v): on Debian, apt-get install -y haproxy; .ci/run installs it", err)
-	}
-	return p
-}
-
-func freePort(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	_, port, _ := net.SplitHostPort(l.Addr().String())
-	return port
-}
-
 // startBehindBalancer starts n serve processes for room and HAProxy in
 // front of them; all are stopped when the test ends.
 func startBehindBalancer(t *testing.T, n int, roomName string, extra ...string) *behindBalancer {
 	t.Helper()
-	haproxy := haproxyPath(t)
+	sshtest.NeedHAProxy(t)
 	base := pgtest.DSN(t)
 	b := &behindBalancer{dsn: pgtest.WithDatabase(t, base, pgtest.ScratchDatabase(t, base, "lr_lb_"))}
 	// One host key for every process: a client that meets a second key on
@@ -75,68 +51,12 @@ func startBehindBalancer(t *testing.T, n int, roomName string, extra ...string) 
 		b.serves, b.ports = append(b.serves, s), append(b.ports, port)
 	}
 
-	frontPort := freePort(t)
-	b.front = "127.0.0.1:" + frontPort
-	var servers strings.Builder
+	backends := make([]string, len(b.ports))
 	for i, p := range b.ports {
-		fmt.Fprintf(&servers, "    server serve%d 127.0.0.1:%s check inter 500 fall 2 rise 2\n", i+1, p)
+		backends[i] = "127.0.0.1:" + p
 	}
-	// SSH sessions sit quiet for minutes: long client and server timeouts.
-	// A refused connection is tried again, on another server.
-	cfg := fmt.Sprintf(`global
-    maxconn 4000
-defaults
-    mode tcp
-    timeout connect 2s
-    timeout client 1h
-    timeout server 1h
-    retries 3
-    option redispatch
-frontend room
-    bind %s
-    default_backend serves
-backend serves
-    balance roundrobin
-%s`, b.front, servers.String())
-	cfgPath := filepath.Join(t.TempDir(), "haproxy.cfg")
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	hp := startProcess(t, haproxy, "-f", cfgPath, "-db")
-	for end := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		c, err := net.DialTimeout("tcp", b.front, time.Second)
-		if err == nil {
-			c.Close()
-			break
-		}
-		select {
-		case <-hp.done:
-			t.Fatalf("haproxy exited: %s", hp.stderr.String())
-		default:
-		}
-		if time.Now().After(end) {
-			t.Fatalf("haproxy did not listen on %s within 30 s: %v\n%s", b.front, err, hp.stderr.String())
-		}
-	}
+	b.front = sshtest.StartHAProxy(t, backends...).Addr
 	return b
-}
-
-// startProcess starts a program that is not leaserace, killed when the
-// test ends.
-func startProcess(t *testing.T, path string, args ...string) *started {
-	t.Helper()
-	cmd := exec.Command(path, args...)
-	s := &started{cmd: cmd, stdout: &lockedWriter{w: &bytes.Buffer{}}, stderr: &lockedWriter{w: &bytes.Buffer{}}, done: make(chan struct{})}
-	cmd.Stdout, cmd.Stderr = s.stdout, s.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = cmd.Wait(); close(s.done) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-s.done
-	})
-	return s
 }
 
 // serveOf is the index of the serve process a seat is on.
