@@ -26,8 +26,8 @@ type seatLink struct {
 
 var _ tui.Room = (*seatLink)(nil)
 
-func newSeatLink(store *room.Store, send func(tea.Msg), stats *Backlog) *seatLink {
-	return &seatLink{reports: newReports(store, send, stats), send: send}
+func newSeatLink(store *room.Store, seats *seatBatcher, send func(tea.Msg), stats *Backlog) *seatLink {
+	return &seatLink{reports: newReportsVia(store, seats.Report, send, stats), send: send}
 }
 
 // lead passes a lead on to the program unless it is older than the last.

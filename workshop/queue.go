@@ -51,7 +51,10 @@ type pending struct {
 // order they began to wait, one at a time, by a goroutine of its own. It
 // implements tui.Room: every call returns as soon as the report is queued.
 type reports struct {
-	store  *room.Store
+	store *room.Store
+	// seat sends a seat report: the store's Report, or the room's
+	// batcher.
+	seat   func(context.Context, room.Seat) error
 	notify func(tea.Msg) // the participant's program; may be nil
 	stats  *Backlog      // the room's figures; may be nil
 
@@ -76,8 +79,13 @@ type reports struct {
 var _ tui.Room = (*reports)(nil)
 
 func newReports(store *room.Store, notify func(tea.Msg), stats *Backlog) *reports {
+	return newReportsVia(store, store.Report, notify, stats)
+}
+
+// newReportsVia is newReports with seat reports sent by seat.
+func newReportsVia(store *room.Store, seat func(context.Context, room.Seat) error, notify func(tea.Msg), stats *Backlog) *reports {
 	q := &reports{
-		store: store, notify: notify, stats: stats, attempt: attemptTimeout, outage: outageBound,
+		store: store, seat: seat, notify: notify, stats: stats, attempt: attemptTimeout, outage: outageBound,
 		items: map[string]*pending{}, wake: make(chan struct{}, 1), space: make(chan struct{}, 1),
 		done: make(chan struct{}), stopped: make(chan struct{}),
 	}
@@ -246,7 +254,7 @@ func (q *reports) send(p pending) error {
 	}()
 	switch {
 	case p.seat != nil:
-		return q.store.Report(ctx, *p.seat)
+		return q.seat(ctx, *p.seat)
 	case p.lead != nil:
 		_, err := q.store.SetLead(ctx, *p.lead)
 		return err

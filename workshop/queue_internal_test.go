@@ -3,6 +3,7 @@ package workshop
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -130,5 +131,114 @@ func TestReportsRetryThroughAnOutage(t *testing.T) {
 	}
 	if d := q.Depth(); d != 0 {
 		t.Errorf("%d reports wait after the refusal, want 0", d)
+	}
+}
+
+// TestSeatBatcherSendsWhatWaitsTogether: seat reports that wait at the same moment
+// go in one round trip, each gets its own result (a seat that is gone gets
+// ErrNoSeat, the others land), and a seat reported twice lands its newest.
+func TestSeatBatcherSendsWhatWaitsTogether(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	base := pgtest.DSN(t)
+	dsn := pgtest.WithDatabase(t, base, pgtest.ScratchDatabase(t, base, "lr_ws_"))
+	store, err := room.Open(ctx, dsn, "batch", "test", room.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = store.Close(context.Background()) }()
+	admin, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(context.Background())
+	const n = 40
+	seats := make([]room.Seat, n)
+	for i := range seats {
+		if seats[i], err = store.Join(ctx, fmt.Sprintf("s%02d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := newSeatBatcher(store)
+	defer b.stop()
+	// Hold the table so every report waits for the one under way.
+	tx, err := admin.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(context.Background()) }()
+	if _, err := tx.Exec(ctx, "LOCK TABLE lr_room_batch.seats IN SHARE MODE"); err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 2*n+1)
+	report := func(s room.Seat) { errs <- b.Report(ctx, s) }
+	first := seats[0]
+	first.Pos = 1
+	go report(first)
+	// The first report is on its way (stuck on the lock); the rest pile up.
+	waitLocked(t, ctx, tx)
+	pending := func(want int) {
+		t.Helper()
+		for end := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			b.mu.Lock()
+			k := len(b.pending)
+			b.mu.Unlock()
+			if k == want {
+				return
+			}
+			if time.Now().After(end) {
+				t.Fatalf("%d reports waiting, want %d", k, want)
+			}
+		}
+	}
+	// Every seat twice, the newer after the older.
+	for i, pos := range []int{2, 3} {
+		for _, s := range seats {
+			s.Pos = pos
+			go report(s)
+		}
+		pending((i + 1) * n)
+	}
+	gone := seats[1]
+	gone.ID = "gone"
+	go report(gone)
+	pending(2*n + 1)
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var noSeat int
+	for range 2*n + 2 {
+		if err := <-errs; errors.Is(err, room.ErrNoSeat) {
+			noSeat++
+		} else if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if noSeat != 1 {
+		t.Errorf("%d reports refused as ErrNoSeat, want the one seat that is gone", noSeat)
+	}
+	var wrong int
+	if err := admin.QueryRow(ctx, "SELECT count(*) FILTER (WHERE pos <> 3) FROM lr_room_batch.seats").Scan(&wrong); err != nil {
+		t.Fatal(err)
+	}
+	if wrong != 0 {
+		t.Errorf("%d seats did not land their newest position", wrong)
+	}
+}
+
+// waitLocked waits until a report waits on the lock tx holds.
+func waitLocked(t *testing.T, ctx context.Context, tx pgx.Tx) {
+	t.Helper()
+	for end := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		var k int
+		if err := tx.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()").Scan(&k); err != nil {
+			t.Fatal(err)
+		}
+		if k > 0 {
+			return
+		}
+		if time.Now().After(end) {
+			t.Fatal("no report waited on the lock within 30 s")
+		}
 	}
 }

@@ -90,6 +90,7 @@ type Room struct {
 	sessions map[string]*seatLink // by sshroom session ID
 
 	backlog Backlog
+	seats   *seatBatcher
 
 	shutdownOnce sync.Once
 	shutdownErr  error
@@ -172,6 +173,7 @@ func Start(ctx context.Context, cfg Config) (_ *Room, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot open room %s: %w", cfg.Room, err)
 	}
+	r.seats = newSeatBatcher(r.store)
 	r.stopSub = r.store.Subscribe(r.heard)
 	go func() {
 		defer close(r.done)
@@ -222,7 +224,7 @@ func (r *Room) attendee(ctx context.Context, s sshroom.Session) (tea.Model, func
 		leave()
 		return nil, nil, fmt.Errorf("cannot open a run for %s: %w", s.User, err)
 	}
-	link := newSeatLink(r.store, s.Send, &r.backlog)
+	link := newSeatLink(r.store, r.seats, s.Send, &r.backlog)
 	// The model outlives App's context, which ends with the session: its
 	// own Close, in the cleanup, ends what it started.
 	m, err := tui.NewModel(context.WithoutCancel(ctx), tui.Config{
@@ -333,6 +335,9 @@ func (r *Room) closeParts(ctx context.Context) error {
 	var errs []error
 	if r.stopSub != nil {
 		r.stopSub()
+	}
+	if r.seats != nil {
+		r.seats.stop()
 	}
 	if r.store != nil {
 		if err := r.store.Close(ctx); err != nil {
