@@ -239,6 +239,15 @@ func BenchmarkRoom(b *testing.B) {
 	b.ReportMetric(percentile(res.Done, 50), "step-p50-ms")
 	b.ReportMetric(percentile(res.Done, 99), "step-p99-ms")
 	b.ReportMetric(float64(len(res.Errors)), "errors")
+	// Of them, screens that said the room did not take a report; the rest
+	// are keys whose effect did not show within stepTimeout.
+	roomErrs := 0
+	for _, e := range res.Errors {
+		if strings.Contains(e, roomFailedText) {
+			roomErrs++
+		}
+	}
+	b.ReportMetric(float64(roomErrs), "room-errors")
 	b.ReportMetric(float64(pgConns), "pg-conns")
 	b.ReportMetric(float64(res.Presses), "presses")
 	if res.Connected > 0 {
@@ -520,6 +529,10 @@ var round = []struct{ key, shows, what string }{
 	{"g", "event 0/6", "start"},
 }
 
+// roomFailedText marks an error where the screen said the room did not take
+// (or has not taken) a report.
+const roomFailedText = "the screen said the room did not take a report"
+
 // stepTimeout is how long a key may take to show its effect before it
 // counts as an error.
 const stepTimeout = 5 * time.Second
@@ -561,7 +574,7 @@ func (bt *bot) step(deadline time.Time, every time.Duration) (first, done []floa
 		if scr := sshtest.Flat(bt.c.Screen()); (strings.Contains(scr, "did not take the last report") || strings.Contains(scr, "has not taken your reports")) && !bt.roomFailed {
 			// The step showed, but the board missed it: that is an error too.
 			bt.roomFailed = true
-			errs = append(errs, fmt.Sprintf("%s: the room did not take a report; screen:\n%s", bt.name, bt.c.Screen()))
+			errs = append(errs, fmt.Sprintf("%s: %s; screen:\n%s", bt.name, roomFailedText, bt.c.Screen()))
 		}
 		first = append(first, ms(f.Sub(at)))
 		done = append(done, ms(d.Sub(at)))
