@@ -83,10 +83,9 @@ func OpenHost(ctx context.Context, cfg HostConfig) (_ *Host, err error) {
 	if err := h.createSchema(ctx, h.base, "leaserace setup"); err != nil {
 		return nil, err
 	}
-	h.trips.next = &http.Transport{
+	h.hc = &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
 		Proxy: nil, MaxIdleConnsPerHost: int(cfg.MaxConns) * 4, DisableCompression: true,
-	}
-	h.hc = &http.Client{Timeout: 10 * time.Second, Transport: &h.trips}
+	}}
 	if err := h.startResource(ctx, cfg.MaxConns); err != nil {
 		return nil, err
 	}

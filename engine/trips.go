@@ -2,21 +2,18 @@ package engine
 
 import (
 	"context"
-	"net/http"
 	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
 )
 
-// trips counts what a Host sends: round trips to PostgreSQL on its own
-// connections (a query, a batch or a prepare each) with the statements in
-// them, and requests to its resource. It sits in pgx's tracer hooks and in
-// the HTTP transport, so it counts what went out, not what the engine
-// meant to send. A step back is tested against it to cost the same
+// trips counts what a Host sends to PostgreSQL on its own connections:
+// round trips (a query, a batch or a prepare each) with the statements in
+// them. It sits in pgx's tracer hooks, so it counts what went out, not what
+// the engine meant to send; the resource counts the requests it takes. A step back is tested against it to cost the same
 // whatever the position.
 type trips struct {
-	rounds, statements, requests atomic.Int64
-	next                         http.RoundTripper
+	rounds, statements atomic.Int64
 }
 
 var (
@@ -49,12 +46,6 @@ func (c *trips) TracePrepareStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceP
 
 func (c *trips) TracePrepareEnd(context.Context, *pgx.Conn, pgx.TracePrepareEndData) {}
 
-// RoundTrip counts a request to the resource and sends it.
-func (c *trips) RoundTrip(req *http.Request) (*http.Response, error) {
-	c.requests.Add(1)
-	return c.next.RoundTrip(req)
-}
-
 // Trips is what a Host sent so far.
 type Trips struct {
 	// Rounds are round trips to PostgreSQL on the host's connections,
@@ -64,12 +55,11 @@ type Trips struct {
 
 // Trips reads what the host sent so far.
 func (h *Host) Trips() Trips {
-	return Trips{Rounds: h.trips.rounds.Load(), Statements: h.trips.statements.Load(), Requests: h.trips.requests.Load()}
-}
-
-// CloseIdleConnections passes the client's call on to the transport.
-func (c *trips) CloseIdleConnections() {
-	if ci, ok := c.next.(interface{ CloseIdleConnections() }); ok {
-		ci.CloseIdleConnections()
+	t := Trips{Rounds: h.trips.rounds.Load(), Statements: h.trips.statements.Load()}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.svc != nil {
+		t.Requests = h.svc.Requests()
 	}
+	return t
 }

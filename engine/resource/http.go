@@ -42,6 +42,7 @@ func fail(status int, format string, args ...any) reply {
 type handler func(w http.ResponseWriter, req *http.Request, run string) reply
 
 func (s *Service) serveHTTP(w http.ResponseWriter, req *http.Request) {
+	s.requests.Add(1)
 	type route map[string]handler
 	path, name := req.URL.Path, s.def
 	if rest, ok := strings.CutPrefix(path, "/runs/"); ok {

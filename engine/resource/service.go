@@ -18,6 +18,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -132,6 +133,9 @@ type run struct {
 
 // Service is the protected resource's HTTP service.
 type Service struct {
+	// requests counts the requests served (Requests).
+	requests atomic.Int64
+
 	sql     statements
 	pool    *pgxpool.Pool
 	appName string
@@ -322,6 +326,9 @@ func (s *Service) RemoveRun(ctx context.Context, name string) error {
 }
 
 // Conns is how many PostgreSQL connections the service holds now.
+// Requests is how many HTTP requests the service has taken so far.
+func (s *Service) Requests() int64 { return s.requests.Load() }
+
 func (s *Service) Conns() int { return int(s.pool.Stat().TotalConns()) }
 
 // Runs is how many runs the service holds, the default one included.
