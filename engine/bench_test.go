@@ -16,11 +16,15 @@ import (
 	"github.com/leaserace/leaserace/scenario"
 )
 
-// BenchmarkReplayWhole is what a step back costs: reset, then replay all of
-// renewal-race (every statement and resource call) on the server. x-raw is
-// its time over the same statements sent raw, in the same iteration on the
-// same run: one pgx batch per step on plain sessions, and for each resource
-// write the resource's own statements in its own two round trips.
+// BenchmarkReplayWhole is what a step back from the end of renewal-race and
+// the step forward again cost. A step back restores the state after the
+// last-but-one step (the coordinator's row and the resource, at once); it
+// used to reset and replay every move. x-raw is its time over the whole
+// replay's statements sent raw, in the same iteration on the same run: one
+// pgx batch per step on plain sessions, and for each resource write the
+// resource's own statements in its own two round trips. x-raw-restore is
+// its time over the restore's own statements sent raw (the row's, the
+// resource's) and the last step's.
 func BenchmarkReplayWhole(b *testing.B) {
 	dsn := pgtest.DSN(b)
 	r := enginetest.Open(b, dsn, "renewal-race", enginetest.Knobs(scenario.RenewalBlind, scenario.FencingOff))
@@ -29,7 +33,7 @@ func BenchmarkReplayWhole(b *testing.B) {
 		b.Fatal(err)
 	}
 	raw := newRawReplay(b, dsn, r)
-	var replayNs, rawNs time.Duration
+	var replayNs, rawNs, restoreNs time.Duration
 	// A step back from the end and the step forward again: the reset and
 	// every move of the log, as the TUI makes them.
 	last := r.Len() - 1
@@ -47,6 +51,11 @@ func BenchmarkReplayWhole(b *testing.B) {
 		t0 := time.Now()
 		raw.play(ctx, b)
 		rawNs += time.Since(t0)
+		// What the engine's step back sends: the state after the
+		// last-but-one step put back, then the last step.
+		t0 = time.Now()
+		raw.send(ctx, b, raw.restore)
+		restoreNs += time.Since(t0)
 	}
 	i := 0
 	b.ResetTimer()
@@ -66,6 +75,8 @@ func BenchmarkReplayWhole(b *testing.B) {
 	b.ReportMetric(float64(replayNs.Nanoseconds())/n, "replay-ns")
 	b.ReportMetric(float64(rawNs.Nanoseconds())/n, "raw-ns")
 	b.ReportMetric(float64(replayNs)/float64(rawNs), "x-raw")
+	b.ReportMetric(float64(restoreNs.Nanoseconds())/n, "raw-restore-ns")
+	b.ReportMetric(float64(replayNs)/float64(restoreNs), "x-raw-restore")
 }
 
 // rawReplay is a replay's statements, one batch per round trip the engine
@@ -75,6 +86,10 @@ type rawReplay struct {
 	coord, res *pgx.Conn
 	// batches are in order, each on its session.
 	batches []rawBatch
+	// restore is a step back from the end and the last step again: the
+	// coordinator's row and the resource put back as the last-but-one
+	// step left them, then the last step's batches.
+	restore []rawBatch
 }
 
 type rawBatch struct {
@@ -92,7 +107,7 @@ func newRawReplay(b *testing.B, dsn string, r *engine.Run) *rawReplay {
 	ctx := context.Background()
 	sq := map[string]string{}
 	for _, name := range []string{"coordinator_clear", "coordinator_seed", "coordinator_read",
-		"resource_reset", "resource_clear", "resource_begin", "resource_lock", "resource_record", "resource_commit"} {
+		"resource_reset", "resource_clear", "resource_rewind", "resource_begin", "resource_lock", "resource_record", "resource_commit"} {
 		q, err := assets.SQL(name)
 		if err != nil {
 			b.Fatal(err)
@@ -133,7 +148,20 @@ func newRawReplay(b *testing.B, dsn string, r *engine.Run) *rawReplay {
 	rr.batches = append(rr.batches, reset, rawBatch{res: true, stmts: []rawStmt{
 		{sq["resource_reset"], []any{sc.Resource.Epoch, value}}, {sql: sq["resource_clear"]},
 	}})
-	for _, st := range tr.Steps {
+	last := 0
+	for i, st := range tr.Steps {
+		if i == len(tr.Steps)-1 {
+			prev := tr.Steps[i-1]
+			seed := rawBatch{stmts: []rawStmt{{sql: sq["coordinator_clear"]}}}
+			if c := prev.Coordinator; c != nil {
+				seed.stmts = append(seed.stmts, rawStmt{sq["coordinator_seed"], []any{sc.Lease, c.Owner, c.Fence, c.LeaseVersion, c.ExpiresAt}})
+			}
+			rr.restore = []rawBatch{seed, {res: true, stmts: []rawStmt{
+				{sq["resource_reset"], []any{prev.Resource.Epoch, prev.Resource.Value}},
+				{sq["resource_rewind"], []any{len(prev.Resource.Effects)}},
+			}}}
+		}
+		last = len(rr.batches)
 		switch {
 		case st.Call != nil:
 			// A write: BEGIN, the lock and the fencing statement, then the
@@ -152,12 +180,16 @@ func newRawReplay(b *testing.B, dsn string, r *engine.Run) *rawReplay {
 			rr.batches = append(rr.batches, rawBatch{stmts: []rawStmt{{st.SQL, st.Args}, {sq["coordinator_read"], []any{sc.Lease}}}})
 		}
 	}
+	rr.restore = append(rr.restore, rr.batches[last:]...)
 	return rr
 }
 
 // play sends every batch in order and reads every result.
-func (rr *rawReplay) play(ctx context.Context, b *testing.B) {
-	for _, rb := range rr.batches {
+func (rr *rawReplay) play(ctx context.Context, b *testing.B) { rr.send(ctx, b, rr.batches) }
+
+// send sends batches in order and reads every result.
+func (rr *rawReplay) send(ctx context.Context, b *testing.B, batches []rawBatch) {
+	for _, rb := range batches {
 		c := rr.coord
 		if rb.res {
 			c = rr.res

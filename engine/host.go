@@ -44,6 +44,8 @@ type Host struct {
 
 	closeOnce sync.Once
 	closeErr  error
+
+	trips trips
 }
 
 // OpenHost connects to PostgreSQL and starts the resource service. The
@@ -67,6 +69,7 @@ func OpenHost(ctx context.Context, cfg HostConfig) (_ *Host, err error) {
 	pc.MaxConns = cfg.MaxConns
 	pc.ConnConfig.RuntimeParams["application_name"] = "leaserace"
 	pc.ConnConfig.RuntimeParams["search_path"] = pgx.Identifier{h.base}.Sanitize()
+	pc.ConnConfig.Tracer = &h.trips
 	if h.pool, err = pgxpool.NewWithConfig(ctx, pc); err != nil {
 		return nil, fmt.Errorf("cannot set up connections to PostgreSQL: %w", err)
 	}

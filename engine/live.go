@@ -133,6 +133,44 @@ func (l *live) resetTo(ctx context.Context, sc *scenario.Scenario, k scenario.Kn
 	return nil
 }
 
+func (l *live) state() world.State { return l.w.Clone() }
+
+// restore puts the coordinator's row and the resource into the state to,
+// one that a step of this run left: the row cleared and seeded, and the
+// resource's epoch and value set with its effects log cut back to to's
+// effects. The two are apart and go at once, so a step back waits for one
+// round trip whatever its position.
+func (l *live) restore(ctx context.Context, to world.State) error {
+	if l.rc == nil {
+		return fmt.Errorf("cannot step back: %w", errNotConnected)
+	}
+	if err := l.settle(); err != nil {
+		return err
+	}
+	want := to.Resource()
+	done := make(chan struct{})
+	var got resource.View
+	var rerr error
+	go func(rc *resource.Client) {
+		defer close(done)
+		defer CatchPanic(&rerr)
+		got, rerr = rc.Rewind(ctx, want.Epoch, want.Value, len(want.Effects))
+	}(l.rc)
+	err := l.host.send(ctx, l.seedBatch(to.Scenario().Lease, to.Coordinator()), nil)
+	<-done
+	if err != nil {
+		return fmt.Errorf("cannot put the coordinator back: %w", err)
+	}
+	if rerr != nil {
+		return fmt.Errorf("cannot put the resource back: %w", rerr)
+	}
+	if got.Epoch != want.Epoch || !bytes.Equal(got.Value, want.Value) {
+		return fmt.Errorf("the resource, put back to epoch %d and value %s, answered epoch %d and value %s", want.Epoch, want.Value, got.Epoch, got.Value)
+	}
+	l.w = to.Clone()
+	return nil
+}
+
 // startResourceReset resets the resource to sc's initial state under k in
 // the background. Until settle, only the goroutine touches the client.
 func (l *live) startResourceReset(ctx context.Context, sc *scenario.Scenario, k scenario.Knobs) *pendingReset {

@@ -71,7 +71,19 @@ type Run struct {
 	// log is every move, played or not; steps are those of log[:len(steps)].
 	log   []scenario.Move
 	steps []transcript.Step
-	now   int64
+	// states, for a live run, are the world after each step, kept while
+	// steps is: a step back restores one instead of replaying.
+	states []world.State
+	now    int64
+}
+
+// restorer is a backend that can put the server back into a state it was
+// in after some step, in a constant number of round trips.
+type restorer interface {
+	// state is a copy of the world after the last move.
+	state() world.State
+	// restore puts the server and the backend into to.
+	restore(ctx context.Context, to world.State) error
 }
 
 // Open creates the run's schema on the server, readies its state at the
@@ -184,7 +196,7 @@ func (r *Run) rewind(ctx context.Context) error {
 	if log != nil {
 		r.log = log
 	}
-	r.steps, r.now = nil, r.start()
+	r.steps, r.states, r.now = nil, nil, r.start()
 	return nil
 }
 
@@ -211,6 +223,9 @@ func (r *Run) next(ctx context.Context) (transcript.Step, error) {
 		return transcript.Step{}, fmt.Errorf("step %d (t=%d, %s %s): %w", pos+1, mv.T, mv.Actor, mv.Action, explainFault(err))
 	}
 	r.steps = append(r.steps, st)
+	if rs, ok := r.be.(restorer); ok && len(r.states) == len(r.steps)-1 {
+		r.states = append(r.states, rs.state())
+	}
 	r.now = mv.T
 	if l, ok := r.be.(*live); ok && len(r.steps) == len(r.log) {
 		l.tracePlayed(r.sc.Name, r.knobs)
@@ -267,10 +282,26 @@ func (r *Run) SeekTime(ctx context.Context, t int64) error {
 	return r.replay(ctx, n, t)
 }
 
-// replay brings the run to n moves made and the cursor at now, resetting
-// first only when it has to go back.
+// replay brings the run to n moves made and the cursor at now. Going back,
+// a live run restores the state after move n (the coordinator's row and the
+// resource, one round trip each, at once), whatever n is; otherwise it
+// resets and replays the first n moves.
 func (r *Run) replay(ctx context.Context, n int, now int64) (err error) {
 	if n < len(r.steps) {
+		rs, ok := r.be.(restorer)
+		if ok && n > 0 && len(r.states) == len(r.steps) {
+			to := r.states[n-1]
+			// Whatever happens, the states after n no longer match the
+			// server; a failed restore leaves none to restore from.
+			r.states = slices.Clip(r.states[:n])
+			if err := rs.restore(ctx, to); err != nil {
+				r.states = nil
+				return err
+			}
+			r.steps = slices.Clip(r.steps[:n])
+			r.now = now
+			return nil
+		}
 		if err := r.rewind(ctx); err != nil {
 			return err
 		}

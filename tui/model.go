@@ -255,8 +255,9 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case searchDoneMsg:
 		return m.onSearchDone(msg), nil
 	case roomErrMsg:
-		m.Status = []text.Span{text.Styled(&m.Styles.Warn, "⚠ the room did not take the last report: "), text.Plain(msg.err.Error())}
-		return m, nil
+		return m.onRoomErr(msg), nil
+	case RoomNoticeMsg:
+		return m.onRoomNotice(msg), nil
 	case readyMsg:
 		if msg.err != nil {
 			m.bootErr = msg.err

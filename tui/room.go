@@ -157,6 +157,40 @@ func (m Model) vote(question, choice string) tea.Cmd {
 	return m.roomCall(func(ctx context.Context) error { return link.Vote(ctx, v) })
 }
 
+// RoomNoticeMsg says how the TUI's reports fare when the room cannot take
+// them at once (a queue in front of the room retries them): Waiting is how
+// long the oldest has waited, still being retried, and Err the last try's
+// failure; Lost is a report the room refused for good (the seat is gone,
+// the room ended). The zero value says every report got through again.
+type RoomNoticeMsg struct {
+	Waiting time.Duration
+	Err     error
+	Lost    bool
+}
+
+// onRoomNotice puts a RoomNoticeMsg on the status line.
+func (m Model) onRoomNotice(n RoomNoticeMsg) Model {
+	switch {
+	case n.Lost:
+		return m.onRoomErr(roomErrMsg{err: n.Err})
+	case n.Waiting > 0:
+		m.Status = []text.Span{
+			text.Styled(&m.Styles.Warn, fmt.Sprintf("⚠ the room has not taken your reports for %s; still retrying, nothing is lost", n.Waiting.Round(time.Second))),
+		}
+		if n.Err != nil {
+			m.Status = append(m.Status, text.Plain(": "+n.Err.Error()))
+		}
+	default:
+		m.Status = []text.Span{text.Plain("The room took your reports again.")}
+	}
+	return m
+}
+
+func (m Model) onRoomErr(msg roomErrMsg) Model {
+	m.Status = []text.Span{text.Styled(&m.Styles.Warn, "⚠ the room did not take the last report: "), text.Plain(msg.err.Error())}
+	return m
+}
+
 // roomErrMsg is a report the room did not take.
 type roomErrMsg struct{ err error }
 

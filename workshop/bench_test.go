@@ -239,10 +239,39 @@ func BenchmarkRoom(b *testing.B) {
 	b.ReportMetric(percentile(res.Done, 50), "step-p50-ms")
 	b.ReportMetric(percentile(res.Done, 99), "step-p99-ms")
 	b.ReportMetric(float64(len(res.Errors)), "errors")
+	// Of them, screens that said the room did not take a report; the rest
+	// are keys whose effect did not show within stepTimeout.
+	roomErrs := 0
+	for _, e := range res.Errors {
+		if strings.Contains(e, roomFailedText) {
+			roomErrs++
+		}
+	}
+	b.ReportMetric(float64(roomErrs), "room-errors")
 	b.ReportMetric(float64(pgConns), "pg-conns")
 	b.ReportMetric(float64(res.Presses), "presses")
 	if res.Connected > 0 {
 		b.ReportMetric(float64(int64(heap1)-int64(heap0))/float64(res.Connected)/1024, "heap-KB/attendee")
+	}
+	// Back-pressure: reports the room could not take at once waited in
+	// each attendee's queue (merged, retried) instead of failing.
+	bl := r.Backlog()
+	b.Logf("reports: %d landed, %d tries made again, %d refused; most waiting for one attendee %d, in all %d; waited mean %s, max %s",
+		bl.Landed, bl.Retries, bl.Refused, bl.MaxDepth, bl.MaxWaiting, bl.MeanAge, bl.MaxAge)
+	b.ReportMetric(float64(bl.MaxDepth), "queue-depth-max")
+	b.ReportMetric(float64(bl.MaxWaiting), "queue-waiting-max")
+	b.ReportMetric(float64(bl.MeanAge.Microseconds())/1000, "queue-age-mean-ms")
+	b.ReportMetric(float64(bl.MaxAge.Microseconds())/1000, "queue-age-max-ms")
+	if res.Presses > 0 {
+		b.ReportMetric(float64((self1-self0).Microseconds())/1000/float64(res.Presses), "server-cpu-ms/press")
+		if pgCPUErr == nil {
+			b.ReportMetric(float64((pgCPU2-pgCPU1).Microseconds())/1000/float64(res.Presses), "pg-cpu-ms/press")
+		}
+	}
+	if load, err := os.ReadFile("/proc/loadavg"); err == nil {
+		// The machine is shared: the load goes with every figure.
+		l1, _ := strconv.ParseFloat(strings.Fields(string(load))[0], 64)
+		b.ReportMetric(l1, "loadavg-1m")
 	}
 }
 
@@ -500,6 +529,10 @@ var round = []struct{ key, shows, what string }{
 	{"g", "event 0/6", "start"},
 }
 
+// roomFailedText marks an error where the screen said the room did not take
+// (or has not taken) a report.
+const roomFailedText = "the screen said the room did not take a report"
+
 // stepTimeout is how long a key may take to show its effect before it
 // counts as an error.
 const stepTimeout = 5 * time.Second
@@ -538,10 +571,10 @@ func (bt *bot) step(deadline time.Time, every time.Duration) (first, done []floa
 			next = time.Now().Add(every)
 			continue
 		}
-		if strings.Contains(sshtest.Flat(bt.c.Screen()), "did not take the last report") && !bt.roomFailed {
+		if scr := sshtest.Flat(bt.c.Screen()); (strings.Contains(scr, "did not take the last report") || strings.Contains(scr, "has not taken your reports")) && !bt.roomFailed {
 			// The step showed, but the board missed it: that is an error too.
 			bt.roomFailed = true
-			errs = append(errs, fmt.Sprintf("%s: the room did not take a report; screen:\n%s", bt.name, bt.c.Screen()))
+			errs = append(errs, fmt.Sprintf("%s: %s; screen:\n%s", bt.name, roomFailedText, bt.c.Screen()))
 		}
 		first = append(first, ms(f.Sub(at)))
 		done = append(done, ms(d.Sub(at)))

@@ -1,7 +1,6 @@
 package workshop
 
 import (
-	"context"
 	"sync"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -13,8 +12,12 @@ import (
 // their program in order, and a lead older than one already sent is
 // dropped, so a late read at join time or a lead heard again after a
 // reconnect cannot move the attendee back.
+//
+// Reports the other way go through a queue of the attendee's own
+// (reports): a room too busy to take them at once makes them late, never
+// lost.
 type seatLink struct {
-	store *room.Store
+	*reports
 
 	leadMu sync.Mutex
 	send   func(tea.Msg)
@@ -23,8 +26,8 @@ type seatLink struct {
 
 var _ tui.Room = (*seatLink)(nil)
 
-func newSeatLink(store *room.Store, send func(tea.Msg)) *seatLink {
-	return &seatLink{store: store, send: send}
+func newSeatLink(store *room.Store, seats *seatBatcher, send func(tea.Msg), stats *Backlog) *seatLink {
+	return &seatLink{reports: newReportsVia(store, seats.Report, send, stats), send: send}
 }
 
 // lead passes a lead on to the program unless it is older than the last.
@@ -44,18 +47,4 @@ func (l *seatLink) forget() {
 	l.leadMu.Lock()
 	l.last = 0
 	l.leadMu.Unlock()
-}
-
-// Report writes where the attendee is. The TUI sends its reports one at a
-// time, the newest only, in the order of its moves.
-func (l *seatLink) Report(ctx context.Context, s room.Seat) error { return l.store.Report(ctx, s) }
-
-func (l *seatLink) Vote(ctx context.Context, v room.Vote) error { return l.store.Vote(ctx, v) }
-
-func (l *seatLink) Reached(ctx context.Context, seat, scenarioName, goal string, moves int) error {
-	return l.store.Reached(ctx, seat, scenarioName, goal, moves)
-}
-
-func (l *seatLink) SetLead(ctx context.Context, ld room.Lead) (room.Lead, error) {
-	return l.store.SetLead(ctx, ld)
 }

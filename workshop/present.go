@@ -69,22 +69,35 @@ func Present(ctx context.Context, cfg PresentConfig) (err error) {
 		}
 	}()
 	// The board goes to the program as a message; a newer one replaces
-	// one the program has not taken yet.
+	// one the program has not taken yet. A board the room cannot give at
+	// once is read again, later: the board lags, it never goes blank.
 	boards := make(chan tea.Msg, 1)
 	post := func() {
-		bctx, cancel := context.WithTimeout(ctx, roomReadTimeout)
-		defer cancel()
-		b, err := store.Board(bctx)
-		if err != nil {
-			return
-		}
-		select {
-		case <-boards:
-		default:
-		}
-		select {
-		case boards <- tui.BoardMsg(b):
-		default: // another post filled it meanwhile: as new as this one
+		for retry := minRetry; ; retry = min(2*retry, maxRetry) {
+			bctx, cancel := context.WithTimeout(ctx, roomReadTimeout)
+			b, err := store.Board(bctx)
+			cancel()
+			if err == nil {
+				select {
+				case <-boards:
+				default:
+				}
+				select {
+				case boards <- tui.BoardMsg(b):
+				default: // another post filled it meanwhile: as new as this one
+				}
+				return
+			}
+			if errors.Is(err, room.ErrEnded) || errors.Is(err, room.ErrClosed) {
+				return
+			}
+			t := time.NewTimer(retry)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
 		}
 	}
 	stop := store.Subscribe(func(ev room.Event) {
@@ -93,11 +106,41 @@ func Present(ctx context.Context, cfg PresentConfig) (err error) {
 		}
 	})
 	defer stop()
-	post()
+	go post()
+	// The presenter's leads go through a queue, as attendees' reports do:
+	// a busy room takes them late, never drops them. Its notices and the
+	// boards reach the program on one channel.
+	notes := make(chan tea.Msg, 8)
+	leads := newReports(store, func(msg tea.Msg) {
+		select {
+		case notes <- msg:
+		case <-ctx.Done():
+		}
+	}, nil)
+	defer leads.stop()
+	msgs := make(chan tea.Msg)
+	mctx, stopMsgs := context.WithCancel(ctx)
+	defer stopMsgs()
+	go func() {
+		for {
+			var msg tea.Msg
+			select {
+			case msg = <-boards:
+			case msg = <-notes:
+			case <-mctx.Done():
+				return
+			}
+			select {
+			case msgs <- msg:
+			case <-mctx.Done():
+				return
+			}
+		}
+	}()
 	prov := pgserver.DSNProvider{DSN: cfg.DSN}
 	return tui.Run(ctx, tui.Options{
 		Start: prov.Start, ProviderName: prov.Name(), Scenario: cfg.Scenario, Knobs: cfg.Knobs,
 		NoColor: cfg.NoColor, NoAsk: cfg.NoAsk, In: cfg.In, Out: cfg.Out, Stderr: cfg.Stderr,
-		Room: store, Presenter: true, Messages: boards,
+		Room: leads, Presenter: true, Messages: msgs,
 	})
 }

@@ -57,6 +57,10 @@ type Config struct {
 	// required), limits, room code, shutdown timeout and log, which the
 	// room shares. The room sets its minimum window size itself.
 	SSH sshroom.Config
+	// RoomIdle is how long this process may go silent (die) before the
+	// room's other processes sweep its seats off the board; room.Options'
+	// Idle, one minute if 0.
+	RoomIdle time.Duration
 	// MaxConns bounds the PostgreSQL connections every attendee's run
 	// shares (DefaultMaxConns if 0); the resource service has as many.
 	MaxConns int
@@ -84,6 +88,9 @@ type Room struct {
 
 	mu       sync.Mutex
 	sessions map[string]*seatLink // by sshroom session ID
+
+	backlog Backlog
+	seats   *seatBatcher
 
 	shutdownOnce sync.Once
 	shutdownErr  error
@@ -162,10 +169,11 @@ func Start(ctx context.Context, cfg Config) (_ *Room, err error) {
 	}
 	// Two pooled connections: the attendees' reports, votes and goals go
 	// through them, a report per move.
-	r.store, err = room.Open(ctx, cfg.DSN, cfg.Room, cfg.Server, room.Options{Conns: 2, OnError: cfg.OnError})
+	r.store, err = room.Open(ctx, cfg.DSN, cfg.Room, cfg.Server, room.Options{Conns: 2, Idle: cfg.RoomIdle, OnError: cfg.OnError})
 	if err != nil {
 		return nil, fmt.Errorf("cannot open room %s: %w", cfg.Room, err)
 	}
+	r.seats = newSeatBatcher(r.store)
 	r.stopSub = r.store.Subscribe(r.heard)
 	go func() {
 		defer close(r.done)
@@ -216,7 +224,7 @@ func (r *Room) attendee(ctx context.Context, s sshroom.Session) (tea.Model, func
 		leave()
 		return nil, nil, fmt.Errorf("cannot open a run for %s: %w", s.User, err)
 	}
-	link := newSeatLink(r.store, s.Send)
+	link := newSeatLink(r.store, r.seats, s.Send, &r.backlog)
 	// The model outlives App's context, which ends with the session: its
 	// own Close, in the cleanup, ends what it started.
 	m, err := tui.NewModel(context.WithoutCancel(ctx), tui.Config{
@@ -227,6 +235,7 @@ func (r *Room) attendee(ctx context.Context, s sshroom.Session) (tea.Model, func
 		cctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 		defer cancel()
 		_ = run.Close(cctx)
+		link.stop()
 		leave()
 		return nil, nil, err
 	}
@@ -244,6 +253,7 @@ func (r *Room) attendee(ctx context.Context, s sshroom.Session) (tea.Model, func
 		cctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 		defer cancel()
 		_ = m.Close(cctx)
+		link.stop()
 		leave()
 	}
 	return m, cleanup, nil
@@ -265,6 +275,10 @@ func (r *Room) Server() string { return r.cfg.Server }
 // Attendees lists who is connected to this process, in the order they
 // joined.
 func (r *Room) Attendees() []sshroom.AttendeeInfo { return r.ssh.Attendees() }
+
+// Backlog is how the attendees' reports fared on their way to the room:
+// how many waited and for how long.
+func (r *Room) Backlog() BacklogStats { return r.backlog.Stats() }
 
 // Host is the pool and resource every attendee's run shares.
 func (r *Room) Host() *engine.Host { return r.host }
@@ -321,6 +335,9 @@ func (r *Room) closeParts(ctx context.Context) error {
 	var errs []error
 	if r.stopSub != nil {
 		r.stopSub()
+	}
+	if r.seats != nil {
+		r.seats.stop()
 	}
 	if r.store != nil {
 		if err := r.store.Close(ctx); err != nil {

@@ -64,6 +64,9 @@ func buildBinary() error {
 	// The leaserace_faults tag adds LEASERACE_FAULT, with which the tests
 	// make the real binary fail inside a real step; see engine/faults_on.go.
 	cmd := exec.Command(gobin, "build", "-tags", "leaserace_faults", "-o", path, ".")
+	// Static, as deploy/Dockerfile ships it (FROM scratch): the tests run
+	// the kind of binary a room server runs.
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {

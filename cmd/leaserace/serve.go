@@ -25,6 +25,7 @@ type serveFlags struct {
 	open         bool
 	roomCode     string
 	room         string
+	roomIdle     time.Duration
 	scenario     string
 	knobs        cli.KnobFlags
 	pg           cli.PGFlags
@@ -74,6 +75,7 @@ their runs and stops what serve started.`,
 	fs.BoolVar(&f.allowRemote, "allow-remote", false, "allow a --listen address other machines can reach")
 	fs.BoolVar(&f.open, "open", false, "with --allow-remote, let anyone in without a room code")
 	fs.StringVar(&f.roomCode, "room-code", "", "the code attendees type at login (default: one is made and printed when needed)")
+	fs.DurationVar(&f.roomIdle, "room-idle", time.Minute, "how long a silent serve process (one that died) keeps its seats on the board before the room's other processes remove them")
 	fs.StringVar(&f.room, "room", "main", "the room's name: serve processes with the same name on one PostgreSQL form one room")
 	fs.StringVar(&f.scenario, "scenario", "renewal-race", "the scenario attendees start with (the presenter's lead moves them)")
 	f.knobs.Register(fs)
@@ -122,7 +124,7 @@ func (a *app) serve(ctx context.Context, f serveFlags) error {
 	defer a.CloseServer(srv)
 
 	rm, err := workshop.Start(ctx, workshop.Config{
-		DSN: srv.DSN, Room: f.room, MaxConns: f.maxConns, Scenario: sc, Knobs: k,
+		DSN: srv.DSN, Room: f.room, RoomIdle: f.roomIdle, MaxConns: f.maxConns, Scenario: sc, Knobs: k,
 		SSH: sshroom.Config{
 			Listen: f.listen, HostKeyDir: f.hostKeyDir, MaxAttendees: f.maxAttendees, IdleTimeout: f.idle,
 			AllowRemote: f.allowRemote, Open: f.open, RoomCode: f.roomCode,

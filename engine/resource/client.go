@@ -138,6 +138,20 @@ func (c *Client) Reset(ctx context.Context, epoch int64, value json.RawMessage) 
 	return v, err
 }
 
+// Rewind sets the resource's state to (epoch, value) and keeps the first
+// keep effects of its log, dropping the later ones: the resource as it
+// was after those writes, one request whatever keep is.
+func (c *Client) Rewind(ctx context.Context, epoch int64, value json.RawMessage, keep int) (View, error) {
+	var v View
+	k := int64(keep)
+	body := struct {
+		pairBody
+		Keep *int64 `json:"keep"`
+	}{pairBody{Epoch: epoch, Value: nullIfEmpty(value)}, &k}
+	_, err := c.do(ctx, http.MethodPut, "/state", "rewind", body, &v, http.StatusOK)
+	return v, err
+}
+
 // Write sends one write. A write the fencing policy refuses is not an error:
 // the result has Accepted false and a Reason.
 func (c *Client) Write(ctx context.Context, actor string, epoch int64, value json.RawMessage) (WriteResult, error) {

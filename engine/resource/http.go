@@ -42,6 +42,7 @@ func fail(status int, format string, args ...any) reply {
 type handler func(w http.ResponseWriter, req *http.Request, run string) reply
 
 func (s *Service) serveHTTP(w http.ResponseWriter, req *http.Request) {
+	s.requests.Add(1)
 	type route map[string]handler
 	path, name := req.URL.Path, s.def
 	if rest, ok := strings.CutPrefix(path, "/runs/"); ok {
@@ -134,6 +135,9 @@ func (s *Service) putState(w http.ResponseWriter, req *http.Request, name string
 	var in struct {
 		Epoch json.RawMessage `json:"epoch"`
 		Value json.RawMessage `json:"value"`
+		// Keep, when given, keeps the first Keep effects instead of
+		// clearing them all: a step back.
+		Keep *int64 `json:"keep"`
 	}
 	if rep, ok := decodeBody(w, req, &in); !ok {
 		return rep
@@ -142,11 +146,14 @@ func (s *Service) putState(w http.ResponseWriter, req *http.Request, name string
 	if !ok {
 		return rep
 	}
+	if in.Keep != nil && *in.Keep < 0 {
+		return fail(http.StatusBadRequest, "\"keep\" is how many effects to keep: 0 or more, not %d", *in.Keep)
+	}
 	r, err := s.lookup(name)
 	if err != nil {
 		return s.storeFailure(err)
 	}
-	v, err := s.reset(req.Context(), r, epoch, value)
+	v, err := s.reset(req.Context(), r, epoch, value, in.Keep)
 	if err != nil {
 		return s.storeFailure(err)
 	}

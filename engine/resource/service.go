@@ -97,16 +97,16 @@ var runNameRE = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
 
 // statements holds the resource's SQL, read once from assets.
 type statements struct {
-	schema, bind, reset, clear, lock, record, view, ping string
-	begin, commit, rollback                              string
-	write                                                map[scenario.Fencing]string
+	schema, bind, reset, clear, rewind, lock, record, view, ping string
+	begin, commit, rollback                                      string
+	write                                                        map[scenario.Fencing]string
 }
 
 func loadStatements() (statements, error) {
 	s := statements{write: map[scenario.Fencing]string{}}
 	err := assets.LoadSQL(map[string]*string{
 		"resource_schema": &s.schema, "resource_bind": &s.bind, "resource_reset": &s.reset,
-		"resource_clear": &s.clear, "resource_lock": &s.lock, "resource_record": &s.record,
+		"resource_clear": &s.clear, "resource_rewind": &s.rewind, "resource_lock": &s.lock, "resource_record": &s.record,
 		"resource_view": &s.view, "resource_ping": &s.ping, "resource_begin": &s.begin,
 		"resource_commit": &s.commit, "resource_rollback": &s.rollback,
 	})
@@ -149,6 +149,9 @@ func (r *run) setPolicy(f scenario.Fencing) { r.fencing.Store(&f) }
 
 // Service is the protected resource's HTTP service.
 type Service struct {
+	// requests counts the requests served (Requests).
+	requests atomic.Int64
+
 	sql     statements
 	pool    *pgxpool.Pool
 	appName string
@@ -350,6 +353,9 @@ func (s *Service) RemoveRun(ctx context.Context, name string) error {
 }
 
 // Conns is how many PostgreSQL connections the service holds now.
+// Requests is how many HTTP requests the service has taken so far.
+func (s *Service) Requests() int64 { return s.requests.Load() }
+
 func (s *Service) Conns() int { return int(s.pool.Stat().TotalConns()) }
 
 // Runs is how many runs the service holds, the default one included.

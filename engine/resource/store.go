@@ -67,8 +67,9 @@ func (s *Service) send(ctx context.Context, b *pgx.Batch, read func(pgx.BatchRes
 	return errors.Join(err, br.Close())
 }
 
-// reset sets a run's state and clears its effects log.
-func (s *Service) reset(ctx context.Context, r *run, epoch int64, value json.RawMessage) (View, error) {
+// reset sets a run's state and clears its effects log; with keep, it keeps
+// the first *keep effects instead (a step back to a state after them).
+func (s *Service) reset(ctx context.Context, r *run, epoch int64, value json.RawMessage, keep *int64) (View, error) {
 	v := View{Fencing: r.policy(), Effects: []scenario.Effect{}}
 	// One batch is one implicit transaction and one round trip. The UPDATE
 	// comes first: it waits for any write holding the row, so the DELETE
@@ -76,7 +77,11 @@ func (s *Service) reset(ctx context.Context, r *run, epoch int64, value json.Raw
 	// effect.
 	b := s.bound(r.schema, "")
 	b.Queue(s.sql.reset, epoch, value)
-	b.Queue(s.sql.clear)
+	if keep != nil {
+		b.Queue(s.sql.rewind, *keep)
+	} else {
+		b.Queue(s.sql.clear)
+	}
 	err := s.send(ctx, b, func(br pgx.BatchResults) error {
 		if err := br.QueryRow().Scan(&v.Epoch, &v.Value); err != nil {
 			return err

@@ -381,6 +381,38 @@ func (s *Store) Report(ctx context.Context, seat Seat) error {
 	return nil
 }
 
+// ReportMany is Report for several seats at once: one round trip, one
+// transaction and one notice to the room for all of them. errs[i] is seat
+// i's own result: ErrNoSeat for a seat that is gone. err is the batch's:
+// nothing was recorded.
+func (s *Store) ReportMany(ctx context.Context, seats []Seat) (errs []error, err error) {
+	b := &pgx.Batch{}
+	for _, seat := range seats {
+		b.Queue(s.sql.report, seat.ID, seat.Scenario, string(seat.Knobs.Renewal), string(seat.Knobs.Fencing),
+			seat.Pos, seat.T, seat.Following)
+	}
+	s.notifyBoard(b)
+	errs = make([]error, len(seats))
+	err = s.send(ctx, b, func(br pgx.BatchResults) error {
+		for i, seat := range seats {
+			var seen time.Time
+			err := br.QueryRow().Scan(&seen)
+			if errors.Is(err, pgx.ErrNoRows) {
+				errs[i] = fmt.Errorf("cannot report seat %s in room %s: %w", seat.ID, s.room, ErrNoSeat)
+				continue
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, s.fail(fmt.Sprintf("report %d seats", len(seats)), err)
+	}
+	return errs, nil
+}
+
 // Leave removes a seat with its votes and goals. Leaving a seat that is
 // already gone is no error.
 func (s *Store) Leave(ctx context.Context, seatID string) error {

@@ -7,6 +7,7 @@ package styles
 import (
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/help"
@@ -79,16 +80,36 @@ func NewRenderer(out io.Writer, noColor bool) *lipgloss.Renderer {
 	return r
 }
 
+// fixed is c as r will draw it, worked out once: the shade for r's
+// background, in r's colour profile. Left as a hex colour, lipgloss would
+// convert it on every render (for 256 colours, a search of the palette by
+// perceptual distance), and the help line renders a dozen styles a frame.
+func fixed(r *lipgloss.Renderer, c lipgloss.AdaptiveColor) lipgloss.TerminalColor {
+	hex := c.Light
+	if r.HasDarkBackground() {
+		hex = c.Dark
+	}
+	switch v := r.ColorProfile().Color(hex).(type) {
+	case termenv.ANSI256Color:
+		return lipgloss.Color(strconv.Itoa(int(v)))
+	case termenv.ANSIColor:
+		return lipgloss.Color(strconv.Itoa(int(v)))
+	case termenv.RGBColor:
+		return lipgloss.Color(string(v))
+	}
+	return lipgloss.NoColor{}
+}
+
 // New builds the styles on r.
 func New(r *lipgloss.Renderer) Styles {
 	// Colours from the Okabe–Ito palette, which colour-blind viewers can
 	// tell apart: blue for "changed/current", orange for "warning/stale".
 	// Each has a darker shade for light backgrounds, a lighter one for dark.
 	var (
-		blue   = lipgloss.AdaptiveColor{Light: "#005A9C", Dark: "#56B4E9"}
-		orange = lipgloss.AdaptiveColor{Light: "#A14700", Dark: "#E69F00"}
-		faint  = lipgloss.AdaptiveColor{Light: "#5F5F5F", Dark: "#A8A8A8"}
-		border = lipgloss.AdaptiveColor{Light: "#8A8A8A", Dark: "#6C6C6C"}
+		blue   = fixed(r, lipgloss.AdaptiveColor{Light: "#005A9C", Dark: "#56B4E9"})
+		orange = fixed(r, lipgloss.AdaptiveColor{Light: "#A14700", Dark: "#E69F00"})
+		faint  = fixed(r, lipgloss.AdaptiveColor{Light: "#5F5F5F", Dark: "#A8A8A8"})
+		border = fixed(r, lipgloss.AdaptiveColor{Light: "#8A8A8A", Dark: "#6C6C6C"})
 	)
 	ns := r.NewStyle
 	ink := func(st lipgloss.Style) Ink { return NewInk(st) }
