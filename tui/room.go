@@ -9,6 +9,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/leaserace/leaserace/engine/room"
 	"github.com/leaserace/leaserace/scenario"
+	"github.com/leaserace/leaserace/tui/outbox"
 	"github.com/leaserace/leaserace/tui/screen"
 	"github.com/leaserace/leaserace/tui/text"
 )
@@ -41,14 +42,14 @@ type roomLink struct {
 	reached map[string]bool
 	// out keeps seat and lead reports in the order of the moves; shared
 	// by every copy of the link.
-	out *outbox
+	out *outbox.Box
 }
 
 // inRoom makes the model part of a workshop room: as the presenter, or
 // as the attendee in seat, following the presenter or not.
 func (m Model) inRoom(to Room, seat room.Seat, presenter, following bool) Model {
 	m.Room = &screen.Room{Presenter: presenter, Following: following}
-	m.link = &roomLink{to: to, seat: seat, out: newOutbox()}
+	m.link = &roomLink{to: to, seat: seat, out: outbox.New()}
 	m.Keys = m.Keys.InRoom(presenter)
 	return m
 }
@@ -130,8 +131,8 @@ func (m Model) setLead(push bool) tea.Cmd {
 	v := m.Snap.View
 	l := room.Lead{Scenario: m.Snap.Scenario.Name, Knobs: v.Knobs, Pos: v.Pos, T: v.Now, Push: push}
 	link, out := m.link.to, m.link.out
-	out.putLead(l)
-	return m.roomCall(func(ctx context.Context) error { return out.sendLead(ctx, link) })
+	out.PutLead(l)
+	return m.roomCall(func(ctx context.Context) error { return out.SendLead(ctx, link) })
 }
 
 // reportSeat tells the room where this attendee's run is.
@@ -143,8 +144,8 @@ func (m Model) reportSeat() tea.Cmd {
 	v := m.Snap.View
 	s.Scenario, s.Knobs, s.Pos, s.T, s.Following = m.Snap.Scenario.Name, v.Knobs, v.Pos, v.Now, m.Room.Following
 	link, out := m.link.to, m.link.out
-	out.putSeat(s)
-	return m.roomCall(func(ctx context.Context) error { return out.sendSeat(ctx, link) })
+	out.PutSeat(s)
+	return m.roomCall(func(ctx context.Context) error { return out.SendSeat(ctx, link) })
 }
 
 // vote tells the room the attendee's prediction.

@@ -1,4 +1,7 @@
-package tui
+// Package outbox keeps what a TUI in a room has still to tell the room (its
+// seat, or the presenter's lead) in the order of its moves, and sends only
+// the newest, one send at a time.
+package outbox
 
 import (
 	"context"
@@ -8,7 +11,13 @@ import (
 	"github.com/leaserace/leaserace/engine/room"
 )
 
-// outbox keeps the room's picture of this TUI in the order its moves
+// Sender is the room a Box sends to.
+type Sender interface {
+	Report(ctx context.Context, s room.Seat) error
+	SetLead(ctx context.Context, l room.Lead) (room.Lead, error)
+}
+
+// Box keeps the room's picture of this TUI in the order its moves
 // happened. Bubble Tea runs each command on a goroutine of its own, so two
 // quick moves' reports could reach the room in either order and leave the
 // board, or every follower, one move behind. Instead, Update puts the
@@ -16,7 +25,7 @@ import (
 // at a time), and the command only sends whatever is newest when its turn
 // comes, one send at a time. A send finding nothing newer sends nothing, so
 // a busy room never piles up reports.
-type outbox struct {
+type Box struct {
 	mu   sync.Mutex // guards seat and lead
 	seat *room.Seat
 	lead *room.Lead
@@ -26,18 +35,18 @@ type outbox struct {
 	sending chan struct{}
 }
 
-func newOutbox() *outbox { return &outbox{sending: make(chan struct{}, 1)} }
+func New() *Box { return &Box{sending: make(chan struct{}, 1)} }
 
-// putSeat replaces the seat waiting to be sent.
-func (o *outbox) putSeat(s room.Seat) {
+// PutSeat replaces the seat waiting to be sent.
+func (o *Box) PutSeat(s room.Seat) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.seat = &s
 }
 
-// putLead replaces the lead waiting to be sent. A push still waiting stays
+// PutLead replaces the lead waiting to be sent. A push still waiting stays
 // a push: the newer lead takes everyone to the newer place instead.
-func (o *outbox) putLead(l room.Lead) {
+func (o *Box) PutLead(l room.Lead) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.lead != nil && o.lead.Push {
@@ -46,8 +55,8 @@ func (o *outbox) putLead(l room.Lead) {
 	o.lead = &l
 }
 
-// sendSeat sends the newest seat not sent yet, if any.
-func (o *outbox) sendSeat(ctx context.Context, to Room) error {
+// SendSeat sends the newest seat not sent yet, if any.
+func (o *Box) SendSeat(ctx context.Context, to Sender) error {
 	if err := o.turn(ctx, "report where you are"); err != nil {
 		return err
 	}
@@ -62,8 +71,8 @@ func (o *outbox) sendSeat(ctx context.Context, to Room) error {
 	return to.Report(ctx, *s)
 }
 
-// sendLead sends the newest lead not sent yet, if any.
-func (o *outbox) sendLead(ctx context.Context, to Room) error {
+// SendLead sends the newest lead not sent yet, if any.
+func (o *Box) SendLead(ctx context.Context, to Sender) error {
 	if err := o.turn(ctx, "tell the room where you are"); err != nil {
 		return err
 	}
@@ -81,7 +90,7 @@ func (o *outbox) sendLead(ctx context.Context, to Room) error {
 
 // turn waits for the send under way to end. What this send would have
 // sent stays in the box for the next one.
-func (o *outbox) turn(ctx context.Context, what string) error {
+func (o *Box) turn(ctx context.Context, what string) error {
 	select {
 	case o.sending <- struct{}{}:
 		return nil

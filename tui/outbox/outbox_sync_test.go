@@ -1,4 +1,4 @@
-package tui
+package outbox
 
 import (
 	"context"
@@ -57,16 +57,16 @@ func (r *slowRoom) Reached(context.Context, string, string, string, int) error {
 func TestOutboxSendsWaitTheirTurnInABubble(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := &slowRoom{gate: make(chan struct{})}
-		o := newOutbox()
+		o := New()
 		ctx := context.Background()
 		errs := make(chan error, 8)
-		send := func() { errs <- o.sendSeat(ctx, r) }
+		send := func() { errs <- o.SendSeat(ctx, r) }
 
-		o.putSeat(room.Seat{Pos: 1})
+		o.PutSeat(room.Seat{Pos: 1})
 		go send()
 		synctest.Wait() // the first send is in flight, held by the room
 		for pos := 2; pos <= 4; pos++ {
-			o.putSeat(room.Seat{Pos: pos})
+			o.PutSeat(room.Seat{Pos: pos})
 			go send()
 		}
 		synctest.Wait() // three sends wait their turn
@@ -83,14 +83,14 @@ func TestOutboxSendsWaitTheirTurnInABubble(t *testing.T) {
 
 		// Held again: a send with a 50 ms deadline gives up after exactly
 		// 50 ms of the bubble's clock, and its seat goes with the next.
-		o.putSeat(room.Seat{Pos: 5})
+		o.PutSeat(room.Seat{Pos: 5})
 		go send()
 		synctest.Wait()
-		o.putSeat(room.Seat{Pos: 6})
+		o.PutSeat(room.Seat{Pos: 6})
 		short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 		defer cancel()
 		began := time.Now()
-		err := o.sendSeat(short, r)
+		err := o.SendSeat(short, r)
 		if !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("a send that could not have its turn: %v, want the deadline", err)
 		}
@@ -117,17 +117,17 @@ func TestOutboxSendsWaitTheirTurnInABubble(t *testing.T) {
 func TestOutboxLeadPushSurvivesInABubble(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := &slowRoom{gate: make(chan struct{})}
-		o := newOutbox()
+		o := New()
 		ctx := context.Background()
 		errs := make(chan error, 4)
-		send := func() { errs <- o.sendLead(ctx, r) }
+		send := func() { errs <- o.SendLead(ctx, r) }
 
-		o.putLead(room.Lead{Scenario: "renewal-race", Pos: 1})
+		o.PutLead(room.Lead{Scenario: "renewal-race", Pos: 1})
 		go send()
 		synctest.Wait()
-		o.putLead(room.Lead{Scenario: "renewal-race", Pos: 2, Push: true})
+		o.PutLead(room.Lead{Scenario: "renewal-race", Pos: 2, Push: true})
 		go send()
-		o.putLead(room.Lead{Scenario: "renewal-race", Pos: 3})
+		o.PutLead(room.Lead{Scenario: "renewal-race", Pos: 3})
 		go send()
 		synctest.Wait()
 		r.gate <- struct{}{}

@@ -1,4 +1,4 @@
-package tui
+package outbox
 
 import (
 	"context"
@@ -54,21 +54,21 @@ func TestOutboxSeatsArriveInMoveOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := newOutbox()
+	o := New()
 	const n = 200
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
 	for i := range n {
 		s := seat
 		s.Pos = i
-		o.putSeat(s) // in Update, in the order of the moves
-		wg.Go(func() { errs <- o.sendSeat(ctx, r) })
+		o.PutSeat(s) // in Update, in the order of the moves
+		wg.Go(func() { errs <- o.SendSeat(ctx, r) })
 	}
 	wg.Wait()
 	close(errs)
 	for err := range errs {
 		if err != nil {
-			t.Fatalf("sendSeat: %v", err)
+			t.Fatalf("SendSeat: %v", err)
 		}
 	}
 	b, err := r.Board(ctx)
@@ -89,14 +89,14 @@ func TestOutboxSeatsArriveInMoveOrder(t *testing.T) {
 	o.sending <- struct{}{}
 	last := seat
 	last.Pos = 999
-	o.putSeat(last)
+	o.PutSeat(last)
 	short, stop := context.WithTimeout(ctx, 50*time.Millisecond)
 	defer stop()
-	if err := o.sendSeat(short, r); err == nil {
+	if err := o.SendSeat(short, r); err == nil {
 		t.Errorf("a report that could not be sent in time returned nil")
 	}
 	<-o.sending
-	if err := o.sendSeat(ctx, r); err != nil {
+	if err := o.SendSeat(ctx, r); err != nil {
 		t.Fatal(err)
 	}
 	if b, err := r.Board(ctx); err != nil || len(b.Seats) != 1 || b.Seats[0].Pos != 999 {
@@ -109,19 +109,19 @@ func TestOutboxSeatsArriveInMoveOrder(t *testing.T) {
 // place.
 func TestOutboxLeadsArriveInMoveOrder(t *testing.T) {
 	r, ctx := openTestRoom(t)
-	o := newOutbox()
+	o := New()
 	const n = 100
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
 	for i := range n {
-		o.putLead(room.Lead{Scenario: "renewal-race", Pos: i, T: 1060 + int64(i)})
-		wg.Go(func() { errs <- o.sendLead(ctx, r) })
+		o.PutLead(room.Lead{Scenario: "renewal-race", Pos: i, T: 1060 + int64(i)})
+		wg.Go(func() { errs <- o.SendLead(ctx, r) })
 	}
 	wg.Wait()
 	close(errs)
 	for err := range errs {
 		if err != nil {
-			t.Fatalf("sendLead: %v", err)
+			t.Fatalf("SendLead: %v", err)
 		}
 	}
 	l, err := r.Lead(ctx)
@@ -132,9 +132,9 @@ func TestOutboxLeadsArriveInMoveOrder(t *testing.T) {
 		t.Errorf("%d leads written for %d moves", w, n)
 	}
 
-	o.putLead(room.Lead{Scenario: "renewal-race", Pos: 3, T: 1070, Push: true})
-	o.putLead(room.Lead{Scenario: "renewal-race", Pos: 4, T: 1075})
-	if err := o.sendLead(ctx, r); err != nil {
+	o.PutLead(room.Lead{Scenario: "renewal-race", Pos: 3, T: 1070, Push: true})
+	o.PutLead(room.Lead{Scenario: "renewal-race", Pos: 4, T: 1075})
+	if err := o.SendLead(ctx, r); err != nil {
 		t.Fatal(err)
 	}
 	pushed, err := r.Lead(ctx)
@@ -142,10 +142,12 @@ func TestOutboxLeadsArriveInMoveOrder(t *testing.T) {
 		t.Fatalf("a push overtaken by a newer lead: the room has %+v (%v), want position 4, pushed", pushed, err)
 	}
 	before := r.leads.Load()
-	if err := o.sendLead(ctx, r); err != nil {
+	if err := o.SendLead(ctx, r); err != nil {
 		t.Fatal(err)
 	}
 	if l, err := r.Lead(ctx); err != nil || l == nil || l.Seq != pushed.Seq || r.leads.Load() != before {
 		t.Errorf("a send with nothing new wrote a lead: %+v (%v), was %+v", l, err, pushed)
 	}
 }
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
