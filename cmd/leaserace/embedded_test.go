@@ -16,21 +16,6 @@ import (
 	"github.com/leaserace/leaserace/scenario"
 )
 
-// openTemp is a new directory the postgres user can walk into (the server
-// runs as that user when the tests run as root), removed after the test.
-func openTemp(t *testing.T, pattern string) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", pattern)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
-
 // bareLaptop is the environment of a machine with neither Docker nor
 // PostgreSQL: only the embedded server can start. Its cache and its
 // temporary directory are the test's own.
@@ -56,7 +41,7 @@ func TestRunOnEmbedded(t *testing.T) {
 	t.Parallel()
 	jar := zonkytest.Get(t)
 	mirror := zonkytest.NewMirror(t, zonkytest.Serve{Jar: jar.Bytes, Sum: jar.Sum})
-	cache, tmp := openTemp(t, "lrec"), openTemp(t, "lret")
+	cache, tmp := zonkytest.OpenDir(t, "lrec"), zonkytest.OpenDir(t, "lret")
 	env := bareLaptop(cache, tmp)
 	race := []string{"run", "--renewal", "blind", "--fencing", "off"}
 
@@ -109,7 +94,7 @@ func TestEmbeddedRefusesABadChecksumAndCachesNothing(t *testing.T) {
 	t.Parallel()
 	jar := zonkytest.Get(t)
 	mirror := zonkytest.NewMirror(t, zonkytest.Serve{Jar: jar.Bytes, Sum: strings.Repeat("0", 64)})
-	cache, tmp := openTemp(t, "lrec"), openTemp(t, "lret")
+	cache, tmp := zonkytest.OpenDir(t, "lrec"), zonkytest.OpenDir(t, "lret")
 	res := leaseraceEnv(t, bareLaptop(cache, tmp), "run", "--pg", "embedded", "--pg-mirror", mirror.URL)
 	if res.code != 3 {
 		t.Fatalf("want exit 3, got %v", res)
@@ -142,7 +127,7 @@ func TestEmbeddedLeftoversSweptAfterSIGKILL(t *testing.T) {
 	t.Parallel()
 	jar := zonkytest.Get(t)
 	mirror := zonkytest.NewMirror(t, zonkytest.Serve{Jar: jar.Bytes, Sum: jar.Sum})
-	cache, tmp := openTemp(t, "lrec"), openTemp(t, "lret")
+	cache, tmp := zonkytest.OpenDir(t, "lrec"), zonkytest.OpenDir(t, "lret")
 	env := bareLaptop(cache, tmp)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -181,7 +166,7 @@ func TestCleanupEmbedded(t *testing.T) {
 	t.Parallel()
 	jar := zonkytest.Get(t)
 	mirror := zonkytest.NewMirror(t, zonkytest.Serve{Jar: jar.Bytes, Sum: jar.Sum})
-	cache := openTemp(t, "lrec")
+	cache := zonkytest.OpenDir(t, "lrec")
 	for _, e := range endings("embedded") {
 		t.Run(e.name, func(t *testing.T) {
 			t.Parallel()

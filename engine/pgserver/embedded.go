@@ -126,6 +126,18 @@ func EmbeddedJarURL(mirror, version string) string {
 	return zonky.JarURL(mirror, system, arch, version)
 }
 
+// prepare is what every platform's Start does first: the binaries (fetched
+// once) and a free loopback port for the server.
+func (p EmbeddedProvider) prepare(ctx context.Context, progress func(string)) (bin, port string, err error) {
+	if bin, err = p.Binaries(ctx, progress); err != nil {
+		return "", "", err
+	}
+	if port, err = freeLoopbackPort(); err != nil {
+		return "", "", err
+	}
+	return bin, port, nil
+}
+
 // freeLoopbackPort asks the system for a TCP port free on 127.0.0.1. The
 // server binds it a moment later; another program taking it in between
 // makes the start fail, with the server's log saying so.

@@ -23,21 +23,6 @@ import (
 	"github.com/leaserace/leaserace/engine/pgtest/zonkytest"
 )
 
-// openDir is a new directory the postgres user can walk into (the server
-// runs as that user when the tests run as root), removed after the test.
-func openDir(t testing.TB, pattern string) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", pattern)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
-
 func embedded(mirror, cache string) pgserver.EmbeddedProvider {
 	return pgserver.EmbeddedProvider{Version: zonkytest.Version, Mirror: mirror, CacheDir: cache, StallTimeout: 5 * time.Second}
 }
@@ -72,7 +57,7 @@ func startEmbedded(t testing.TB, p pgserver.EmbeddedProvider, progress func(stri
 func TestEmbeddedDownloadsOnceThenRunsOffline(t *testing.T) {
 	t.Parallel()
 	jar := zonkytest.Get(t)
-	cache := openDir(t, "lremb")
+	cache := zonkytest.OpenDir(t, "lremb")
 	mirror := zonkytest.NewMirror(t, zonkytest.Serve{Jar: jar.Bytes, Sum: jar.Sum})
 
 	var first progressLog
@@ -176,7 +161,7 @@ func checkLoopbackOnly(t *testing.T, dsn string) {
 func TestEmbeddedRaisesMaxConnections(t *testing.T) {
 	t.Parallel()
 	jar := zonkytest.Get(t)
-	cache := openDir(t, "lremb")
+	cache := zonkytest.OpenDir(t, "lremb")
 	mirror := zonkytest.NewMirror(t, zonkytest.Serve{Jar: jar.Bytes, Sum: jar.Sum})
 	p := embedded(mirror.URL, cache)
 	p.MaxConnections = 157
@@ -204,7 +189,7 @@ func refused(t *testing.T, p pgserver.EmbeddedProvider, ctx context.Context) err
 func TestEmbeddedRefusesABadChecksum(t *testing.T) {
 	t.Parallel()
 	jar := zonkytest.Get(t)
-	cache := openDir(t, "lremb")
+	cache := zonkytest.OpenDir(t, "lremb")
 	wrong := sha256.Sum256([]byte("not the jar"))
 	mirror := zonkytest.NewMirror(t, zonkytest.Serve{Jar: jar.Bytes, Sum: hex.EncodeToString(wrong[:])})
 	err := refused(t, embedded(mirror.URL, cache), providerCtx(t))
@@ -222,7 +207,7 @@ func TestEmbeddedRefusesABadChecksum(t *testing.T) {
 func TestEmbeddedRefusesAJarWithoutItsChecksum(t *testing.T) {
 	t.Parallel()
 	jar := zonkytest.Get(t)
-	cache := openDir(t, "lremb")
+	cache := zonkytest.OpenDir(t, "lremb")
 	mirror := zonkytest.NewMirror(t, zonkytest.Serve{Jar: jar.Bytes})
 	err := refused(t, embedded(mirror.URL, cache), providerCtx(t))
 	if !strings.Contains(err.Error(), ".sha256") || !strings.Contains(err.Error(), "404") {
@@ -232,7 +217,7 @@ func TestEmbeddedRefusesAJarWithoutItsChecksum(t *testing.T) {
 
 func TestEmbeddedGivesUpOnAHangingMirror(t *testing.T) {
 	t.Parallel()
-	cache := openDir(t, "lremb")
+	cache := zonkytest.OpenDir(t, "lremb")
 	mirror := zonkytest.NewMirror(t, zonkytest.Serve{Hang: true})
 	p := embedded(mirror.URL, cache)
 	p.StallTimeout = 300 * time.Millisecond
@@ -249,7 +234,7 @@ func TestEmbeddedGivesUpOnAHangingMirror(t *testing.T) {
 
 func TestEmbeddedDownloadStopsOnCancel(t *testing.T) {
 	t.Parallel()
-	cache := openDir(t, "lremb")
+	cache := zonkytest.OpenDir(t, "lremb")
 	mirror := zonkytest.NewMirror(t, zonkytest.Serve{Hang: true})
 	ctx, cancel := context.WithCancel(providerCtx(t))
 	go func() {
@@ -273,7 +258,7 @@ func TestEmbeddedRefusesATruncatedJar(t *testing.T) {
 	t.Run("connection cut", func(t *testing.T) {
 		t.Parallel()
 		mirror := zonkytest.NewMirror(t, zonkytest.Serve{Jar: jar.Bytes, Sum: jar.Sum, CutAfter: len(jar.Bytes) / 3})
-		err := refused(t, embedded(mirror.URL, openDir(t, "lremb")), providerCtx(t))
+		err := refused(t, embedded(mirror.URL, zonkytest.OpenDir(t, "lremb")), providerCtx(t))
 		if !strings.Contains(err.Error(), "could not download PostgreSQL "+zonkytest.Version+" from "+mirror.URL) {
 			t.Errorf("the error does not name the download: %v", err)
 		}
@@ -283,7 +268,7 @@ func TestEmbeddedRefusesATruncatedJar(t *testing.T) {
 		short := jar.Bytes[:len(jar.Bytes)/2]
 		sum := sha256.Sum256(short)
 		mirror := zonkytest.NewMirror(t, zonkytest.Serve{Jar: short, Sum: hex.EncodeToString(sum[:])})
-		err := refused(t, embedded(mirror.URL, openDir(t, "lremb")), providerCtx(t))
+		err := refused(t, embedded(mirror.URL, zonkytest.OpenDir(t, "lremb")), providerCtx(t))
 		if !strings.Contains(err.Error(), "not a jar") {
 			t.Errorf("got %v, want it named not a jar", err)
 		}
@@ -299,7 +284,7 @@ func TestEmbeddedRefusesAJarWithoutTxz(t *testing.T) {
 	zw.Close()
 	sum := sha256.Sum256(b.Bytes())
 	mirror := zonkytest.NewMirror(t, zonkytest.Serve{Jar: b.Bytes(), Sum: hex.EncodeToString(sum[:])})
-	err := refused(t, embedded(mirror.URL, openDir(t, "lremb")), providerCtx(t))
+	err := refused(t, embedded(mirror.URL, zonkytest.OpenDir(t, "lremb")), providerCtx(t))
 	if !errors.Is(err, zonky.ErrNoTxz) {
 		t.Errorf("got %v, want ErrNoTxz", err)
 	}
@@ -309,7 +294,7 @@ func TestEmbeddedSaysWhenTheCacheCannotBeWritten(t *testing.T) {
 	t.Parallel()
 	// A file where the cache directory should be: even root cannot write
 	// under it.
-	blocker := filepath.Join(openDir(t, "lremb"), "file")
+	blocker := filepath.Join(zonkytest.OpenDir(t, "lremb"), "file")
 	if err := os.WriteFile(blocker, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -326,7 +311,7 @@ func TestEmbeddedSaysWhenTheCacheCannotBeWritten(t *testing.T) {
 
 func TestAutoTakesEmbeddedWhenNothingElseStarts(t *testing.T) {
 	jar := zonkytest.Get(t)
-	cache := openDir(t, "lremb")
+	cache := zonkytest.OpenDir(t, "lremb")
 	mirror := zonkytest.NewMirror(t, zonkytest.Serve{Jar: jar.Bytes, Sum: jar.Sum})
 	// No server named, no Docker, no local binaries.
 	for _, k := range []string{"DATABASE_URL", "PGHOST", "PGDATABASE"} {
@@ -366,18 +351,18 @@ func BenchmarkProviderStartEmbedded(b *testing.B) {
 	mirror := zonkytest.NewMirror(b, zonkytest.Serve{Jar: jar.Bytes, Sum: jar.Sum})
 	b.Run("download+unpack", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := embedded(mirror.URL, openDir(b, "lremb")).Binaries(providerCtx(b), nil); err != nil {
+			if _, err := embedded(mirror.URL, zonkytest.OpenDir(b, "lremb")).Binaries(providerCtx(b), nil); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
 	b.Run("first", func(b *testing.B) {
 		benchmarkStart(b, func(tb testing.TB) *pgserver.Server {
-			return startEmbedded(tb, embedded(mirror.URL, openDir(tb, "lremb")), nil)
+			return startEmbedded(tb, embedded(mirror.URL, zonkytest.OpenDir(tb, "lremb")), nil)
 		})
 	})
 	b.Run("cached", func(b *testing.B) {
-		cache := openDir(b, "lremb")
+		cache := zonkytest.OpenDir(b, "lremb")
 		if _, err := embedded(mirror.URL, cache).Binaries(providerCtx(b), nil); err != nil {
 			b.Fatal(err)
 		}
@@ -392,7 +377,7 @@ func BenchmarkProviderStartEmbedded(b *testing.B) {
 // leaserace's, under way, and stays.
 func TestEmbeddedSweepsAbandonedPartialDownloads(t *testing.T) {
 	t.Parallel()
-	cache := openDir(t, "lremb")
+	cache := zonkytest.OpenDir(t, "lremb")
 	partial := func(name string, age time.Duration) string {
 		dir := filepath.Join(cache, ".partial-"+zonkytest.Version+"-"+name)
 		if err := os.MkdirAll(filepath.Join(dir, "pg", "bin"), 0o755); err != nil {
@@ -438,11 +423,11 @@ func TestEmbeddedAsRootNeedsACacheThePostgresUserCanReach(t *testing.T) {
 	}
 	jar := zonkytest.Get(t)
 	mirror := zonkytest.NewMirror(t, zonkytest.Serve{Jar: jar.Bytes, Sum: jar.Sum})
-	closed := openDir(t, "lremb")
+	closed := zonkytest.OpenDir(t, "lremb")
 	if err := os.Chmod(closed, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	clusters := openDir(t, "lremb")
+	clusters := zonkytest.OpenDir(t, "lremb")
 	p := embedded(mirror.URL, filepath.Join(closed, "cache"))
 	p.Dir = clusters
 	srv, err := p.Start(providerCtx(t), nil)

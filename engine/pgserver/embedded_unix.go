@@ -15,11 +15,7 @@ import (
 // the download's bytes and rate on a first run.
 func (p EmbeddedProvider) Start(ctx context.Context, progress func(string)) (*Server, error) {
 	began := time.Now()
-	bin, err := p.Binaries(ctx, progress)
-	if err != nil {
-		return nil, err
-	}
-	port, err := freeLoopbackPort()
+	bin, port, err := p.prepare(ctx, progress)
 	if err != nil {
 		return nil, err
 	}

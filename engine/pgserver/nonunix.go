@@ -46,11 +46,7 @@ func fileUID(fs.FileInfo) (int, bool) { return 0, false }
 // port with a random password.
 func (p EmbeddedProvider) Start(ctx context.Context, progress func(string)) (*Server, error) {
 	began := time.Now()
-	bin, err := p.Binaries(ctx, progress)
-	if err != nil {
-		return nil, err
-	}
-	port, err := freeLoopbackPort()
+	bin, port, err := p.prepare(ctx, progress)
 	if err != nil {
 		return nil, err
 	}

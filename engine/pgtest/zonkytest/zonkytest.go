@@ -251,3 +251,18 @@ func (m *Mirror) Requests() int {
 	defer m.mu.Unlock()
 	return m.requests
 }
+
+// OpenDir is a new directory the postgres user can walk into (the server
+// runs as that user when the tests run as root), removed after the test.
+func OpenDir(t testing.TB, pattern string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", pattern)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
