@@ -118,33 +118,8 @@ func BenchmarkRoom(b *testing.B) {
 	stopConns := sampleConns(b, d)
 	pgCPU0, pgCPUErr := clusterCPU(b, d)
 
-	child := exec.Command(os.Args[0], "-test.run=^TestRoomBenchAttendees$", "-test.count=1", "-test.timeout=0")
-	child.Env = append(os.Environ(), envChildAddr+"="+r.Addr().String(),
-		envAttendees+"="+strconv.Itoa(n), envDuration+"="+dur.String(), envEvery+"="+every.String())
-	child.Stderr = os.Stderr
-	stdin, err := child.StdinPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	stdout, err := child.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := child.Start(); err != nil {
-		b.Fatal(err)
-	}
+	child, stdin, next := startAttendees(b, r.Addr().String(), n, dur, every)
 	defer func() { _ = child.Process.Kill(); _ = child.Wait() }()
-	lines := bufio.NewScanner(stdout)
-	lines.Buffer(make([]byte, 1<<20), 64<<20)
-	next := func(prefix string) string {
-		for lines.Scan() {
-			if rest, ok := strings.CutPrefix(lines.Text(), prefix); ok {
-				return rest
-			}
-		}
-		b.Fatalf("the attendees' process ended before saying %q: %v", prefix, lines.Err())
-		return ""
-	}
 
 	ready := next("READY ")
 	heap1 := heapNow()
@@ -616,3 +591,38 @@ func (bt *bot) resync() {
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// startAttendees starts the attendees' process (this test binary, running
+// TestRoomBenchAttendees) against addr. next reads its standard output up
+// to the line that starts with prefix and returns the rest of that line;
+// the caller kills and reaps child.
+func startAttendees(b *testing.B, addr string, n int, dur, every time.Duration) (child *exec.Cmd, stdin io.WriteCloser, next func(prefix string) string) {
+	b.Helper()
+	child = exec.Command(os.Args[0], "-test.run=^TestRoomBenchAttendees$", "-test.count=1", "-test.timeout=0")
+	child.Env = append(os.Environ(), envChildAddr+"="+addr,
+		envAttendees+"="+strconv.Itoa(n), envDuration+"="+dur.String(), envEvery+"="+every.String())
+	child.Stderr = os.Stderr
+	stdin, err := child.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	stdout, err := child.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := child.Start(); err != nil {
+		b.Fatal(err)
+	}
+	lines := bufio.NewScanner(stdout)
+	lines.Buffer(make([]byte, 1<<20), 64<<20)
+	next = func(prefix string) string {
+		for lines.Scan() {
+			if rest, ok := strings.CutPrefix(lines.Text(), prefix); ok {
+				return rest
+			}
+		}
+		b.Fatalf("the attendees' process ended before saying %q: %v", prefix, lines.Err())
+		return ""
+	}
+	return child, stdin, next
+}

@@ -61,33 +61,8 @@ func BenchmarkRoomBehindHAProxy(b *testing.B) {
 	}
 	front := sshtest.StartHAProxy(b, backends...).Addr
 
-	child := exec.Command(os.Args[0], "-test.run=^TestRoomBenchAttendees$", "-test.count=1", "-test.timeout=0")
-	child.Env = append(os.Environ(), envChildAddr+"="+front,
-		envAttendees+"="+strconv.Itoa(n), envDuration+"="+dur.String(), envEvery+"="+every.String())
-	child.Stderr = os.Stderr
-	stdin, err := child.StdinPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	stdout, err := child.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := child.Start(); err != nil {
-		b.Fatal(err)
-	}
+	child, stdin, next := startAttendees(b, front, n, dur, every)
 	defer func() { _ = child.Process.Kill(); _ = child.Wait() }()
-	lines := bufio.NewScanner(stdout)
-	lines.Buffer(make([]byte, 1<<20), 64<<20)
-	next := func(prefix string) string {
-		for lines.Scan() {
-			if rest, ok := strings.CutPrefix(lines.Text(), prefix); ok {
-				return rest
-			}
-		}
-		b.Fatalf("the attendees' process ended before saying %q: %v", prefix, lines.Err())
-		return ""
-	}
 	b.Logf("%s connected through HAProxy", next("READY "))
 	seats, servers := d.seatsByServer(b)
 	b.Logf("the board: %d seats, by serve process %v", seats, servers)
