@@ -86,15 +86,7 @@ func TestTmuxEndToEnd(t *testing.T) {
 	s.waitScreen("UPDATE 0", 30*time.Second)
 
 	s.keys("e")
-	var exported string
-	for end := time.Now().Add(30 * time.Second); time.Now().Before(end) && exported == ""; time.Sleep(100 * time.Millisecond) {
-		if m, _ := filepath.Glob(filepath.Join(exportDir, "leaserace-renewal-race-*.json")); len(m) > 0 {
-			exported = m[0]
-		}
-	}
-	if exported == "" {
-		t.Fatalf("e exported no transcript into %s; screen:\n%s", exportDir, s.screen())
-	}
+	exported := s.waitExported(exportDir, "leaserace-renewal-race-*.json")
 	tr := readExported(t, exported)
 	if tr.Knobs.Renewal != "compare" {
 		t.Errorf("exported knobs %s, want compare renewal", tr.Knobs)

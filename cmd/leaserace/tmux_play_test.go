@@ -81,15 +81,7 @@ func TestTmuxPlayModeReachesTheGoal(t *testing.T) {
 		t.Errorf("no conflict on screen:\n%s", scr)
 	}
 	s.keys("e")
-	var exported string
-	for end := time.Now().Add(30 * time.Second); time.Now().Before(end) && exported == ""; time.Sleep(100 * time.Millisecond) {
-		if m, _ := filepath.Glob(filepath.Join(dir, "leaserace-renewal-race-*.json")); len(m) > 0 {
-			exported = m[0]
-		}
-	}
-	if exported == "" {
-		t.Fatalf("e exported nothing; screen:\n%s", s.screen())
-	}
+	exported := s.waitExported(dir, "leaserace-renewal-race-*.json")
 	s.keys("q")
 	if code := exitStatus(t, s, status); code != "0" {
 		t.Fatalf("exit status %q", code)
@@ -206,15 +198,7 @@ func TestTmuxPlayedExportNamesItsRun(t *testing.T) {
 	s.keys("f") // fencing off → strict, the same moves replayed
 	s.waitFlat("fencing: strict", 30*time.Second)
 	s.keys("e")
-	var exported string
-	for end := time.Now().Add(30 * time.Second); time.Now().Before(end) && exported == ""; time.Sleep(100 * time.Millisecond) {
-		if m, _ := filepath.Glob(filepath.Join(dir, "leaserace-paused-holder-*.json")); len(m) > 0 {
-			exported = m[0]
-		}
-	}
-	if exported == "" {
-		t.Fatalf("e exported nothing; screen:\n%s", s.screen())
-	}
+	exported := s.waitExported(dir, "leaserace-paused-holder-*.json")
 	scr := s.waitFlat("exported the run on screen (blind/strict, reached two-holders)", 20*time.Second)
 	if !strings.Contains(flat(scr), "also listed: stale-write under blind/off") {
 		t.Errorf("the status should name the goal reached under the other setting:\n%s", scr)
@@ -278,4 +262,18 @@ func TestTmuxPlayedExportNamesItsRun(t *testing.T) {
 	if res.code != 0 || !strings.Contains(res.stdout, "## Goals") || !strings.Contains(res.stdout, path) {
 		t.Fatalf("replay --format md: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
 	}
+}
+
+// waitExported waits up to 30 s for e's transcript to appear in dir as a
+// file matching glob and returns its path; it fails the test, with the
+// screen, if none does.
+func (s *tmuxSession) waitExported(dir, glob string) string {
+	s.t.Helper()
+	for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		if m, _ := filepath.Glob(filepath.Join(dir, glob)); len(m) > 0 {
+			return m[0]
+		}
+	}
+	s.t.Fatalf("e exported no transcript into %s; screen:\n%s", dir, s.screen())
+	return ""
 }
