@@ -73,6 +73,9 @@ func TestSlowRoomDelaysReports(t *testing.T) {
 	}
 
 	waitFor(t, 20*time.Second, "ada's newest position on the board", func() bool { return pos() == 3 })
+	// The board row commits before the queue counts the report as landed:
+	// wait for the queue to say so too, then judge its figures.
+	waitFor(t, 10*time.Second, "the report queue to drain", func() bool { return r.Backlog().Waiting == 0 })
 	c.WaitScreen(5*time.Second, event(3))
 	for _, bad := range []string{"did not take", "has not taken"} {
 		if strings.Contains(c.Output(), bad) {
