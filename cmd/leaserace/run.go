@@ -7,7 +7,9 @@ import (
 	"io"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/leaserace/leaserace/cmd/leaserace/internal/cli"
 	"github.com/leaserace/leaserace/engine"
@@ -65,7 +67,11 @@ expire, advance (the clock's), pause, resume, release. "leaserace explore
 --moves-file reads the list from a file (commas or new lines between moves;
 - is standard input). A move that cannot be made where it stands (a message
 never sent or already delivered, a time before the previous move's) is
-refused with its number and why: exit 2.`,
+refused with its number and why: exit 2.
+
+SOURCE_DATE_EPOCH (seconds since 1970, the reproducible-builds convention)
+replaces the time the transcript says it was recorded, so the same run
+writes the same bytes (the README's pictures are drawn that way).`,
 		Example: `  # The race with a blind heartbeat and no fencing: UPDATE 1 at 1075, 2 effects, conflict
   leaserace run --scenario renewal-race --renewal blind --fencing off
 
@@ -134,6 +140,10 @@ func (a *app) run(ctx context.Context, cmd *cobra.Command, f runFlags) error {
 			return err
 		}
 	}
+	recordedAt, err := sourceDate(a.Getenv)
+	if err != nil {
+		return err
+	}
 	sc, err := cli.LoadScenario(f.scenario)
 	if err != nil {
 		return err
@@ -169,6 +179,9 @@ func (a *app) run(ctx context.Context, cmd *cobra.Command, f runFlags) error {
 	}
 	if tr.Meta != nil {
 		tr.Meta.Leaserace = version()
+		if recordedAt != "" {
+			tr.Meta.RecordedAt = recordedAt
+		}
 	}
 	if log != nil {
 		// A schedule of one's own: its goals, each against par.
@@ -299,4 +312,19 @@ func effectsNoun(n int) string {
 		return "1 effect"
 	}
 	return fmt.Sprintf("%d effects", n)
+}
+
+// sourceDate reads SOURCE_DATE_EPOCH, the reproducible-builds convention for
+// "pretend it is this time": the transcript's recorded time, RFC 3339, or ""
+// when it is not set.
+func sourceDate(getenv func(string) string) (string, error) {
+	v := getenv("SOURCE_DATE_EPOCH")
+	if v == "" {
+		return "", nil
+	}
+	sec, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || sec < 0 {
+		return "", cli.UsageErr("SOURCE_DATE_EPOCH=%q: want a whole number of seconds since 1970-01-01 UTC, such as 1700000000", v)
+	}
+	return time.Unix(sec, 0).UTC().Format(time.RFC3339), nil
 }
