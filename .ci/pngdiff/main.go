@@ -1,7 +1,8 @@
 // Command pngdiff compares two PNG screenshots for .ci/run's pictures
 // phase: the same size, and at most a small share of pixels different.
 // A browser's rasteriser may move a glyph's antialiasing by one step between
-// builds or font packages; a changed screen moves far more pixels than that.
+// builds or font packages; a changed layout or colour moves far more pixels
+// than that (one changed word may not: the page's own tests check words).
 //
 //	go run ./.ci/pngdiff WANT.png GOT.png
 //
