@@ -15,6 +15,7 @@ const modulePath = "github.com/leaserace/leaserace/"
 // layers say where a top-level directory stands in the module's one-way
 // imports: cmd → workshop → tui, sshroom → engine → scenario → assets. A
 // package may import module packages of lower layers and of its own tree.
+// internal holds leaves every layer may use (see leaves).
 func layers() map[string]int {
 	return map[string]int{
 		"cmd":      5,
@@ -24,6 +25,7 @@ func layers() map[string]int {
 		"engine":   2,
 		"scenario": 1,
 		"assets":   0,
+		"internal": 0,
 	}
 }
 
@@ -32,7 +34,8 @@ func layers() map[string]int {
 type importRule struct {
 	// who is the package tree the rule binds ("tui" binds tui and tui/...).
 	who string
-	// banned is an import path prefix those packages may not import.
+	// banned is an import path prefix those packages may not import. A
+	// leaf under internal/ is never banned: it imports nothing.
 	banned string
 	why    string
 }
@@ -76,7 +79,7 @@ func TestImportsPointOneWay(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, r := range importRules() {
-				if (pkg == r.who || strings.HasPrefix(pkg, r.who+"/")) && strings.HasPrefix(imp, r.banned) && !inTree(imp, modulePath+pkg) {
+				if (pkg == r.who || strings.HasPrefix(pkg, r.who+"/")) && strings.HasPrefix(imp, r.banned) && !inTree(imp, modulePath+pkg) && !isLeaf(strings.TrimPrefix(imp, modulePath)) {
 					t.Errorf("%s imports %s: %s", path, imp, r.why)
 				}
 			}
@@ -98,6 +101,55 @@ func TestImportsPointOneWay(t *testing.T) {
 			t.Errorf("no Go file found under %s/: the walk missed the module, or layerOf is stale", top)
 		}
 	}
+}
+
+// leaves are the packages under internal/: small pieces every layer uses,
+// such as the one queue of the room's path (internal/coalesce). A leaf
+// imports only the standard library, so using it pulls nothing in.
+func isLeaf(pkg string) bool { return pkg == "internal" || strings.HasPrefix(pkg, "internal/") }
+
+// TestLeavesImportOnlyTheStandardLibrary holds every package under
+// internal/ to the standard library.
+func TestLeavesImportOnlyTheStandardLibrary(t *testing.T) {
+	fset := token.NewFileSet()
+	seen := 0
+	walkModule(t, func(pkg, path string, data []byte) {
+		if !isLeaf(pkg) {
+			return
+		}
+		seen++
+		f, err := parser.ParseFile(fset, path, data, parser.ImportsOnly)
+		if err != nil {
+			t.Errorf("%s: %v", path, err)
+			return
+		}
+		for _, spec := range f.Imports {
+			imp, err := strconv.Unquote(spec.Path.Value)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if first, _, _ := strings.Cut(imp, "/"); strings.Contains(first, ".") {
+				t.Errorf("%s imports %s: a leaf under internal/ imports only the standard library", path, imp)
+			}
+		}
+	})
+	if seen == 0 {
+		t.Error("no Go file found under internal/: the walk missed it, or the queue moved")
+	}
+}
+
+// TestOneWayIntoAProgram: a message reaches a Bubble Tea program of the
+// module only through a coalesce.Queue (tui.Inbox, sshroom's
+// Session.Inbox), delivered by its Deliver. A channel of tea.Msg in
+// non-test code would be a second way in, with drop rules of its own.
+func TestOneWayIntoAProgram(t *testing.T) {
+	walkModule(t, func(pkg, path string, data []byte) {
+		for i, line := range strings.Split(string(data), "\n") {
+			if strings.Contains(line, "chan tea.Msg") {
+				t.Errorf("%s:%d: a channel of tea.Msg: send messages into a program through its inbox (a coalesce.Queue), the one way in (docs/room-path.md)", path, i+1)
+			}
+		}
+	})
 }
 
 // inTree reports whether imp is pkg or below it (sshroom/sshtest may

@@ -30,6 +30,7 @@ import (
 	"github.com/charmbracelet/ssh"
 	"github.com/charmbracelet/wish"
 	wishrecover "github.com/charmbracelet/wish/recover"
+	"github.com/leaserace/leaserace/internal/coalesce"
 	gossh "golang.org/x/crypto/ssh"
 )
 
@@ -108,10 +109,12 @@ type Session struct {
 	// lipgloss's package-level functions, which describe the server's
 	// terminal.
 	Renderer *lipgloss.Renderer
-	// Send queues a message for this session's program. It never blocks;
-	// when the program falls behind, the oldest queued messages are
-	// dropped. It is safe to call after the session ended.
-	Send func(tea.Msg)
+	// Inbox is the one way into this session's program: Push queues a
+	// message, Put one that a newer one under the same key replaces. It
+	// never blocks; when the program falls behind by more than 256
+	// pushed messages, the oldest are dropped. It is safe to use after
+	// the session ended (what is queued then is dropped).
+	Inbox *coalesce.Queue[string, tea.Msg]
 }
 
 // App builds the model for one attendee. It is called once per admitted
@@ -369,7 +372,7 @@ func (s *Server) Broadcast(msg tea.Msg) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for a := range s.attendees {
-		a.out.push(msg)
+		a.inbox.Push(msg)
 	}
 }
 

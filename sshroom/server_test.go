@@ -507,7 +507,7 @@ func TestBroadcast(t *testing.T) {
 	rec.mu.Lock()
 	ended := rec.sessions["bob"]
 	rec.mu.Unlock()
-	ended.Send(noteMsg("late"))
+	ended.Inbox.Push(noteMsg("late"))
 	s.Broadcast(noteMsg("later"))
 	alice.WaitScreen(5*time.Second, "note=later")
 }

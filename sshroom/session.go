@@ -19,6 +19,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/ssh"
 	"github.com/charmbracelet/wish/bubbletea"
+	"github.com/leaserace/leaserace/internal/coalesce"
 )
 
 const (
@@ -33,6 +34,8 @@ const (
 	// queueLimit is how many messages may wait for one session's program;
 	// beyond it the oldest are dropped.
 	queueLimit = 256
+	// sizeKey is the inbox's key for the window's size.
+	sizeKey = "size"
 )
 
 // ending says why a session ends and what its attendee is told.
@@ -76,7 +79,11 @@ type attendee struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	in     *inputPump
-	out    *outbox
+	// inbox is the one way into the session's program: sizes put in
+	// front, everything else pushed and kept, the oldest dropped past
+	// queueLimit. One goroutine delivers it, so Program.Send, which waits
+	// while the model is busy, never blocks a broadcaster.
+	inbox *coalesce.Queue[string, tea.Msg]
 
 	mu            sync.Mutex
 	prog          *tea.Program
@@ -101,7 +108,7 @@ func newAttendee(s *Server, sess ssh.Session, pty ssh.Pty, seq uint64) *attendee
 		since:  time.Now(),
 		ctx:    ctx,
 		cancel: cancel,
-		out:    &outbox{wake: make(chan struct{}, 1), limit: queueLimit},
+		inbox:  coalesce.New[string, tea.Msg](coalesce.Options[tea.Msg]{Limit: queueLimit}),
 		width:  pty.Window.Width,
 		height: pty.Window.Height,
 		done:   make(chan struct{}),
@@ -138,7 +145,7 @@ func (a *attendee) info() AttendeeInfo {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return AttendeeInfo{ID: a.id, User: a.user, RemoteAddr: a.remote, Since: a.since,
-		Width: a.width, Height: a.height, Dropped: a.out.droppedCount()}
+		Width: a.width, Height: a.height, Dropped: a.inbox.Dropped()}
 }
 
 func (a *attendee) finished() bool {
@@ -271,7 +278,9 @@ func (a *attendee) run(winCh <-chan ssh.Window) {
 	a.mu.Unlock()
 	go func() {
 		defer a.guard("delivering messages")
-		a.out.deliver(p, a.ctx.Done())
+		// p.Send returns once p has ended, so a dead program cannot
+		// hold the delivery.
+		a.inbox.Deliver(a.ctx.Done(), func(m tea.Msg) { p.Send(m) })
 	}()
 
 	_, err = p.Run()
@@ -294,7 +303,7 @@ func (a *attendee) finish() {
 	if p != nil {
 		p.Kill() // a no-op after Run; lets a pending Send return
 	}
-	a.out.close()
+	a.inbox.Close()
 	if e.line != "" && !e.kill {
 		say(a.sess, e.line)
 	}
@@ -316,7 +325,7 @@ func (a *attendee) startApp(r *lipgloss.Renderer) (model tea.Model, err error) {
 	defer a.guard("the App")
 	a.mu.Lock()
 	s := Session{ID: a.id, User: a.user, RemoteAddr: a.remote, Term: a.term,
-		Width: a.width, Height: a.height, Renderer: r, Send: a.out.push}
+		Width: a.width, Height: a.height, Renderer: r, Inbox: a.inbox}
 	a.mu.Unlock()
 	m, cleanup, err := a.srv.app(a.ctx, s)
 	a.mu.Lock()
@@ -340,7 +349,9 @@ func (a *attendee) forwardSizes(winCh <-chan ssh.Window) {
 		a.mu.Lock()
 		a.width, a.height = w.Width, w.Height
 		a.mu.Unlock()
-		a.out.resize(tea.WindowSizeMsg{Width: w.Width, Height: w.Height})
+		// Only the newest size matters, and every frame after it is drawn
+		// to it: it goes in front of what waits.
+		a.inbox.PutFront(sizeKey, tea.WindowSizeMsg{Width: w.Width, Height: w.Height})
 	}
 }
 
@@ -460,106 +471,4 @@ func (in *inputPump) read(p []byte, done <-chan struct{}) (int, error) {
 	n := copy(p, in.pending)
 	in.pending = in.pending[n:]
 	return n, nil
-}
-
-// outbox queues messages for one program and delivers them from one
-// goroutine, so that Program.Send, which waits while the model is busy,
-// never blocks a broadcaster. Window sizes are coalesced: only the latest
-// matters.
-type outbox struct {
-	wake  chan struct{}
-	limit int
-
-	mu      sync.Mutex
-	queue   []tea.Msg
-	size    *tea.WindowSizeMsg
-	closed  bool
-	dropped int
-}
-
-func (o *outbox) signal() {
-	select {
-	case o.wake <- struct{}{}:
-	default:
-	}
-}
-
-func (o *outbox) push(m tea.Msg) {
-	o.mu.Lock()
-	if o.closed {
-		o.mu.Unlock()
-		return
-	}
-	if len(o.queue) >= o.limit {
-		o.queue[0] = nil
-		o.queue = o.queue[1:]
-		o.dropped++
-	}
-	o.queue = append(o.queue, m)
-	o.mu.Unlock()
-	o.signal()
-}
-
-func (o *outbox) resize(m tea.WindowSizeMsg) {
-	o.mu.Lock()
-	if !o.closed {
-		o.size = &m
-	}
-	o.mu.Unlock()
-	o.signal()
-}
-
-func (o *outbox) close() {
-	o.mu.Lock()
-	o.closed = true
-	o.queue = nil
-	o.size = nil
-	o.mu.Unlock()
-	o.signal()
-}
-
-func (o *outbox) droppedCount() int {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.dropped
-}
-
-// next returns the next message; ok is false when there is none yet, open
-// is false once the outbox is closed.
-func (o *outbox) next() (m tea.Msg, ok, open bool) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	switch {
-	case o.closed:
-		return nil, false, false
-	case o.size != nil:
-		m, o.size = *o.size, nil
-		return m, true, true
-	case len(o.queue) > 0:
-		m = o.queue[0]
-		o.queue[0] = nil
-		o.queue = o.queue[1:]
-		return m, true, true
-	}
-	return nil, false, true
-}
-
-// deliver sends queued messages to p until the outbox closes or stop does.
-// p.Send returns once p has ended, so a dead program cannot hold it.
-func (o *outbox) deliver(p *tea.Program, stop <-chan struct{}) {
-	for {
-		m, ok, open := o.next()
-		if !open {
-			return
-		}
-		if !ok {
-			select {
-			case <-o.wake:
-			case <-stop:
-				return
-			}
-			continue
-		}
-		p.Send(m)
-	}
 }

@@ -8,6 +8,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/leaserace/leaserace/engine/room"
+	"github.com/leaserace/leaserace/internal/coalesce"
 	"github.com/leaserace/leaserace/scenario"
 	"github.com/leaserace/leaserace/tui/outbox"
 	"github.com/leaserace/leaserace/tui/screen"
@@ -23,6 +24,19 @@ type Room interface {
 	Reached(ctx context.Context, seat, scenarioName, goal string, moves int) error
 	SetLead(ctx context.Context, l room.Lead) (room.Lead, error)
 }
+
+// Inbox is the one way into a TUI's program from outside it: the room's
+// leads, boards and notices. Push queues a message and keeps it; Put
+// queues one that a newer one under the same key replaces (a board under
+// BoardKey). sshroom gives every attendee's session one; Run delivers
+// Options.Inbox. docs/room-path.md draws the whole path.
+type Inbox = coalesce.Queue[string, tea.Msg]
+
+// NewInbox makes an empty Inbox.
+func NewInbox() *Inbox { return coalesce.New[string, tea.Msg](coalesce.Options[tea.Msg]{}) }
+
+// BoardKey is the Inbox key of a BoardMsg: only the newest board matters.
+const BoardKey = "board"
 
 // LeadMsg tells an attendee's TUI where the presenter is now.
 type LeadMsg room.Lead

@@ -60,11 +60,11 @@ type Options struct {
 	Play  bool
 	NoAsk bool
 	// Room, with Presenter, makes this TUI the presenter of a workshop
-	// room: every move sets the lead attendees follow. Messages carries
-	// what the room says back (a BoardMsg) into the program.
+	// room: every move sets the lead attendees follow. Inbox carries what
+	// the room says back (a BoardMsg, a RoomNoticeMsg) into the program.
 	Room      Room
 	Presenter bool
-	Messages  <-chan tea.Msg
+	Inbox     *Inbox
 	In        io.Reader // nil = stdin
 	Out       io.Writer // nil = stdout
 	// Stderr gets a psql command line for the run on screen each time a
@@ -138,20 +138,10 @@ func Run(ctx context.Context, o Options) (err error) {
 		opts = append(opts, tea.WithInput(o.In))
 	}
 	p := tea.NewProgram(m, opts...)
-	if o.Messages != nil {
-		go func() {
-			for {
-				select {
-				case msg, ok := <-o.Messages:
-					if !ok {
-						return
-					}
-					p.Send(msg)
-				case <-ctx.Done():
-					return
-				}
-			}
-		}()
+	if o.Inbox != nil {
+		stop := make(chan struct{})
+		defer close(stop)
+		go o.Inbox.Deliver(stop, func(msg tea.Msg) { p.Send(msg) })
 	}
 	final, runErr := p.Run()
 	if fm, ok := final.(Model); ok && fm.bootErr != nil {

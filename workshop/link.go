@@ -9,9 +9,10 @@ import (
 )
 
 // seatLink is one attendee's line to the room, both ways. Leads go to
-// their program in order, and a lead older than one already sent is
-// dropped, so a late read at join time or a lead heard again after a
-// reconnect cannot move the attendee back.
+// their program's inbox (sshroom's Session.Inbox), kept in order, and a
+// lead older than one already sent is dropped, so a late read at join
+// time or a lead heard again after a reconnect cannot move the attendee
+// back.
 //
 // Reports the other way go through a queue of the attendee's own
 // (reports): a room too busy to take them at once makes them late, never
@@ -20,14 +21,14 @@ type seatLink struct {
 	*reports
 
 	leadMu sync.Mutex
-	send   func(tea.Msg)
+	inbox  *tui.Inbox
 	last   int64
 }
 
 var _ tui.Room = (*seatLink)(nil)
 
-func newSeatLink(store *room.Store, seats *seatBatcher, send func(tea.Msg), stats *Backlog) *seatLink {
-	return &seatLink{reports: newReportsVia(store, seats.Report, send, stats), send: send}
+func newSeatLink(store *room.Store, seats *seatBatcher, inbox *tui.Inbox, stats *Backlog) *seatLink {
+	return &seatLink{reports: newReportsVia(store, seats.Report, func(m tea.Msg) { inbox.Push(m) }, stats), inbox: inbox}
 }
 
 // lead passes a lead on to the program unless it is older than the last.
@@ -38,7 +39,7 @@ func (l *seatLink) lead(ld room.Lead) {
 		return
 	}
 	l.last = ld.Seq
-	l.send(tui.LeadMsg(ld))
+	l.inbox.Push(tui.LeadMsg(ld))
 }
 
 // forget lets the next lead through whatever its Seq: a room made again

@@ -68,24 +68,20 @@ func Present(ctx context.Context, cfg PresentConfig) (err error) {
 			err = errors.Join(err, fmt.Errorf("could not leave room %s cleanly: %w", cfg.Room, cerr))
 		}
 	}()
-	// The board goes to the program as a message; a newer one replaces
-	// one the program has not taken yet. A board the room cannot give at
-	// once is read again, later: the board lags, it never goes blank.
-	boards := make(chan tea.Msg, 1)
+	// Everything the room says to the presenter's program goes through
+	// its inbox: a board under tui.BoardKey, where a newer one replaces
+	// one the program has not taken yet, and the queue's notices, kept. A
+	// board the room cannot give at once is read again, later: the board
+	// lags, it never goes blank.
+	inbox := tui.NewInbox()
+	defer inbox.Close()
 	post := func() {
 		for retry := minRetry; ; retry = min(2*retry, maxRetry) {
 			bctx, cancel := context.WithTimeout(ctx, roomReadTimeout)
 			b, err := store.Board(bctx)
 			cancel()
 			if err == nil {
-				select {
-				case <-boards:
-				default:
-				}
-				select {
-				case boards <- tui.BoardMsg(b):
-				default: // another post filled it meanwhile: as new as this one
-				}
+				inbox.Put(tui.BoardKey, tui.BoardMsg(b))
 				return
 			}
 			if errors.Is(err, room.ErrEnded) || errors.Is(err, room.ErrClosed) {
@@ -108,39 +104,14 @@ func Present(ctx context.Context, cfg PresentConfig) (err error) {
 	defer stop()
 	go post()
 	// The presenter's leads go through a queue, as attendees' reports do:
-	// a busy room takes them late, never drops them. Its notices and the
-	// boards reach the program on one channel.
-	notes := make(chan tea.Msg, 8)
-	leads := newReports(store, func(msg tea.Msg) {
-		select {
-		case notes <- msg:
-		case <-ctx.Done():
-		}
-	}, nil)
+	// a busy room takes them late, never drops them. Its notices reach
+	// the program through the inbox.
+	leads := newReports(store, func(msg tea.Msg) { inbox.Push(msg) }, nil)
 	defer leads.stop()
-	msgs := make(chan tea.Msg)
-	mctx, stopMsgs := context.WithCancel(ctx)
-	defer stopMsgs()
-	go func() {
-		for {
-			var msg tea.Msg
-			select {
-			case msg = <-boards:
-			case msg = <-notes:
-			case <-mctx.Done():
-				return
-			}
-			select {
-			case msgs <- msg:
-			case <-mctx.Done():
-				return
-			}
-		}
-	}()
 	prov := pgserver.DSNProvider{DSN: cfg.DSN}
 	return tui.Run(ctx, tui.Options{
 		Start: prov.Start, ProviderName: prov.Name(), Scenario: cfg.Scenario, Knobs: cfg.Knobs,
 		NoColor: cfg.NoColor, NoAsk: cfg.NoAsk, In: cfg.In, Out: cfg.Out, Stderr: cfg.Stderr,
-		Room: leads, Presenter: true, Messages: msgs,
+		Room: leads, Presenter: true, Inbox: inbox,
 	})
 }

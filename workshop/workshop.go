@@ -224,7 +224,7 @@ func (r *Room) attendee(ctx context.Context, s sshroom.Session) (tea.Model, func
 		leave()
 		return nil, nil, fmt.Errorf("cannot open a run for %s: %w", s.User, err)
 	}
-	link := newSeatLink(r.store, r.seats, s.Send, &r.backlog)
+	link := newSeatLink(r.store, r.seats, s.Inbox, &r.backlog)
 	// The model outlives App's context, which ends with the session: its
 	// own Close, in the cleanup, ends what it started.
 	m, err := tui.NewModel(context.WithoutCancel(ctx), tui.Config{

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/internal/coalesce"
 )
 
 // EventKind says what changed in a room.
@@ -270,7 +271,7 @@ func (s *Store) fanOut(e Event) {
 // the subscription; fn is not called after stop returns, unless it is
 // running already.
 func (s *Store) Subscribe(fn func(Event)) (stop func()) {
-	sub := &subscription{fn: fn, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	sub := newSubscription(fn)
 	s.subsMu.Lock()
 	if s.subs == nil { // closed
 		s.subsMu.Unlock()
@@ -298,62 +299,44 @@ func (s *Store) stopSubscriptions() {
 	}
 }
 
+// subscription is one subscriber's queue of events: board events merge
+// into the one waiting (they carry nothing but "read the board again"),
+// every other event is kept, in order.
 type subscription struct {
-	fn   func(Event)
-	wake chan struct{}
-	done chan struct{}
-	once sync.Once
+	fn     func(Event)
+	events *coalesce.Queue[EventKind, Event]
+	done   chan struct{}
+	once   sync.Once
+}
 
-	mu    sync.Mutex
-	queue []Event
-	// board says a BoardChanged is queued already.
-	board bool
+func newSubscription(fn func(Event)) *subscription {
+	return &subscription{fn: fn, events: coalesce.New[EventKind, Event](coalesce.Options[Event]{}), done: make(chan struct{})}
 }
 
 func (sub *subscription) add(e Event) {
-	sub.mu.Lock()
-	if e.Kind == BoardChanged && sub.board {
-		sub.mu.Unlock()
+	if e.Kind == BoardChanged {
+		sub.events.Put(BoardChanged, e)
 		return
 	}
-	sub.board = sub.board || e.Kind == BoardChanged
-	sub.queue = append(sub.queue, e)
-	sub.mu.Unlock()
-	select {
-	case sub.wake <- struct{}{}:
-	default:
-	}
+	sub.events.Push(e)
 }
 
-func (sub *subscription) end() { sub.once.Do(func() { close(sub.done) }) }
+func (sub *subscription) end() {
+	sub.once.Do(func() {
+		close(sub.done)
+		sub.events.Close()
+	})
+}
 
 func (sub *subscription) run(s *Store) {
-	for {
+	sub.events.Deliver(sub.done, func(e Event) {
 		select {
 		case <-sub.done:
 			return
-		case <-sub.wake:
+		default:
 		}
-		for {
-			sub.mu.Lock()
-			if len(sub.queue) == 0 {
-				sub.mu.Unlock()
-				break
-			}
-			e := sub.queue[0]
-			sub.queue = sub.queue[1:]
-			if e.Kind == BoardChanged {
-				sub.board = false
-			}
-			sub.mu.Unlock()
-			select {
-			case <-sub.done:
-				return
-			default:
-			}
-			sub.call(s, e)
-		}
-	}
+		sub.call(s, e)
+	})
 }
 
 func (sub *subscription) call(s *Store, e Event) {

@@ -6,9 +6,9 @@ package outbox
 import (
 	"context"
 	"fmt"
-	"sync"
 
 	"github.com/leaserace/leaserace/engine/room"
+	"github.com/leaserace/leaserace/internal/coalesce"
 )
 
 // Sender is the room a Box sends to.
@@ -25,67 +25,85 @@ type Sender interface {
 // at a time), and the command only sends whatever is newest when its turn
 // comes, one send at a time. A send finding nothing newer sends nothing, so
 // a busy room never piles up reports.
+//
+// What waits is a coalesce.Queue with a key per kind: a newer seat
+// replaces the waiting seat, a newer lead the waiting lead.
 type Box struct {
-	mu   sync.Mutex // guards seat and lead
-	seat *room.Seat
-	lead *room.Lead
+	waiting *coalesce.Queue[kind, report]
 
 	// sending holds the one send under way, so sends reach the room in
 	// order.
 	sending chan struct{}
 }
 
-func New() *Box { return &Box{sending: make(chan struct{}, 1)} }
+// kind keys the Box's queue: one seat and one lead wait at most.
+type kind int
+
+const (
+	seatKind kind = iota
+	leadKind
+)
+
+// report is a seat or a lead waiting to be sent.
+type report struct {
+	seat *room.Seat
+	lead *room.Lead
+}
+
+// keepPush merges a newer lead into a waiting one: a push still waiting
+// stays a push, and the newer lead takes everyone to the newer place
+// instead.
+func keepPush(old, new report) report {
+	if old.lead != nil && new.lead != nil && old.lead.Push && !new.lead.Push {
+		l := *new.lead
+		l.Push = true
+		new.lead = &l
+	}
+	return new
+}
+
+func New() *Box {
+	return &Box{
+		waiting: coalesce.New[kind, report](coalesce.Options[report]{Merge: keepPush}),
+		sending: make(chan struct{}, 1),
+	}
+}
 
 // PutSeat replaces the seat waiting to be sent.
-func (o *Box) PutSeat(s room.Seat) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.seat = &s
-}
+func (o *Box) PutSeat(s room.Seat) { o.waiting.Put(seatKind, report{seat: &s}) }
 
 // PutLead replaces the lead waiting to be sent. A push still waiting stays
 // a push: the newer lead takes everyone to the newer place instead.
-func (o *Box) PutLead(l room.Lead) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.lead != nil && o.lead.Push {
-		l.Push = true
-	}
-	o.lead = &l
-}
+func (o *Box) PutLead(l room.Lead) { o.waiting.Put(leadKind, report{lead: &l}) }
 
 // SendSeat sends the newest seat not sent yet, if any.
 func (o *Box) SendSeat(ctx context.Context, to Sender) error {
-	if err := o.turn(ctx, "report where you are"); err != nil {
-		return err
-	}
-	defer func() { <-o.sending }()
-	o.mu.Lock()
-	s := o.seat
-	o.seat = nil
-	o.mu.Unlock()
-	if s == nil {
-		return nil
-	}
-	return to.Report(ctx, *s)
+	return o.send(ctx, to, "report where you are")
 }
 
 // SendLead sends the newest lead not sent yet, if any.
 func (o *Box) SendLead(ctx context.Context, to Sender) error {
-	if err := o.turn(ctx, "tell the room where you are"); err != nil {
+	return o.send(ctx, to, "tell the room where you are")
+}
+
+// send waits its turn, then sends what has waited longest, if anything
+// still waits. A TUI puts only seats (an attendee) or only leads (the
+// presenter), so that is the newest of its kind.
+func (o *Box) send(ctx context.Context, to Sender, what string) error {
+	if err := o.turn(ctx, what); err != nil {
 		return err
 	}
 	defer func() { <-o.sending }()
-	o.mu.Lock()
-	l := o.lead
-	o.lead = nil
-	o.mu.Unlock()
-	if l == nil {
+	r, ok := o.waiting.Take()
+	switch {
+	case !ok:
 		return nil
+	case r.seat != nil:
+		return to.Report(ctx, *r.seat)
+	default:
+		_, err := to.SetLead(ctx, *r.lead)
+		return err
 	}
-	_, err := to.SetLead(ctx, *l)
-	return err
 }
 
 // turn waits for the send under way to end. What this send would have
