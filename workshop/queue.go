@@ -9,6 +9,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/leaserace/leaserace/engine/room"
+	"github.com/leaserace/leaserace/internal/coalesce"
 	"github.com/leaserace/leaserace/tui"
 )
 
@@ -37,19 +38,42 @@ type goalReport struct {
 }
 
 // pending is one report waiting for the room. A newer report of the same
-// key replaces it; put stays the time the key began to wait.
+// key replaces it (merged by mergePending); put stays the time the key
+// began to wait.
 type pending struct {
 	put  time.Time
-	gen  uint64
 	seat *room.Seat
 	lead *room.Lead
 	vote *room.Vote
 	goal *goalReport
 }
 
+// mergePending is what a newer report p makes of an older one of the same
+// key: a lead that pushes stays a push, a goal keeps its fewest moves, and
+// the time it began to wait is the older one's.
+func mergePending(old, p pending) pending {
+	switch {
+	case p.lead != nil && old.lead != nil:
+		l := *p.lead
+		l.Push = l.Push || old.lead.Push
+		p.lead = &l
+	case p.goal != nil && old.goal != nil:
+		g := *p.goal
+		g.moves = min(g.moves, old.goal.moves)
+		p.goal = &g
+	}
+	p.put = old.put
+	return p
+}
+
 // reports is one participant's queue of reports to the room, sent in the
 // order they began to wait, one at a time, by a goroutine of its own. It
 // implements tui.Room: every call returns as soon as the report is queued.
+//
+// What waits is a coalesce.Queue keyed by report (the seat, the lead, a
+// vote per question, a goal per goal); the report on its way is held
+// apart (sending) until it lands, and tried again while it has not and no
+// newer one of its key waits.
 type reports struct {
 	store *room.Store
 	// seat sends a seat report: the store's Report, or the room's
@@ -60,20 +84,21 @@ type reports struct {
 
 	attempt, outage time.Duration
 
+	// mu makes what waits and what is on its way change together.
 	mu      sync.Mutex
-	items   map[string]*pending
-	gen     uint64
+	waiting *coalesce.Queue[string, pending]
 	failing time.Time // when the first try of the oldest failing report failed
 	told    bool      // the screen was told of an outage
-	// sending is the report on its way: one that replaces it began to
-	// wait only now, as the room is about to have the older one.
+	// sending is the report on its way, under sendingKey; nil when none
+	// is. One that replaces it begins to wait only now, as the room is
+	// about to have the older one.
+	sending    *pending
 	sendingKey string
-	sendingGen uint64
 
-	wake, space chan struct{}
-	done        chan struct{}
-	stopped     chan struct{}
-	stopOnce    sync.Once
+	space    chan struct{}
+	done     chan struct{}
+	stopped  chan struct{}
+	stopOnce sync.Once
 }
 
 var _ tui.Room = (*reports)(nil)
@@ -86,8 +111,8 @@ func newReports(store *room.Store, notify func(tea.Msg), stats *Backlog) *report
 func newReportsVia(store *room.Store, seat func(context.Context, room.Seat) error, notify func(tea.Msg), stats *Backlog) *reports {
 	q := &reports{
 		store: store, seat: seat, notify: notify, stats: stats, attempt: attemptTimeout, outage: outageBound,
-		items: map[string]*pending{}, wake: make(chan struct{}, 1), space: make(chan struct{}, 1),
-		done: make(chan struct{}), stopped: make(chan struct{}),
+		waiting: coalesce.New[string, pending](coalesce.Options[pending]{Merge: mergePending}),
+		space:   make(chan struct{}, 1), done: make(chan struct{}), stopped: make(chan struct{}),
 	}
 	go q.run()
 	return q
@@ -99,46 +124,55 @@ func (q *reports) stop() {
 	q.stopOnce.Do(func() { close(q.done) })
 	<-q.stopped
 	q.mu.Lock()
-	n := len(q.items)
-	clear(q.items)
+	n := q.depth()
+	q.waiting.Close()
+	q.sending = nil
 	q.mu.Unlock()
 	if q.stats != nil {
 		q.stats.waiting.Add(-int64(n))
 	}
 }
 
-// Depth is how many reports wait now.
+// Depth is how many reports wait now, the one on its way included.
 func (q *reports) Depth() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return len(q.items)
+	return q.depth()
 }
 
-// put queues p under key, merged with what waits there already by merge
-// (nil: the newer replaces it). It waits for a place while the queue is
-// full.
-func (q *reports) put(ctx context.Context, key string, p pending, merge func(old, new *pending)) error {
+// depth is Depth with q.mu held.
+func (q *reports) depth() int {
+	n := q.waiting.Len()
+	if q.onItsWay() {
+		n++
+	}
+	return n
+}
+
+// onItsWay says, with q.mu held, whether the report on its way is still
+// the newest of its key.
+func (q *reports) onItsWay() bool {
+	return q.sending != nil && !q.waiting.Has(q.sendingKey)
+}
+
+// put queues p under its key, merged with what waits there already. It
+// waits for a place while the queue is full.
+func (q *reports) put(ctx context.Context, p pending) error {
+	key := keyOf(p)
 	for {
 		q.mu.Lock()
-		old, ok := q.items[key]
-		if ok || len(q.items) < maxPending {
-			q.gen++
-			p.gen = q.gen
-			if ok && !(key == q.sendingKey && old.gen == q.sendingGen) {
-				p.put = old.put
-			} else {
+		inFlight := q.onItsWay() && key == q.sendingKey
+		known := inFlight || q.waiting.Has(key)
+		if known || q.depth() < maxPending {
+			p.put = time.Now()
+			if inFlight {
+				p = mergePending(*q.sending, p)
 				p.put = time.Now()
 			}
-			if ok {
-				if merge != nil {
-					merge(old, &p)
-				}
-			}
-			q.items[key] = &p
-			depth := len(q.items)
+			q.waiting.Put(key, p)
+			depth := q.depth()
 			q.mu.Unlock()
-			q.stats.sawDepth(depth, !ok)
-			signal(q.wake)
+			q.stats.sawDepth(depth, !known)
 			return nil
 		}
 		q.mu.Unlock()
@@ -160,47 +194,57 @@ func signal(c chan struct{}) {
 }
 
 func (q *reports) Report(ctx context.Context, s room.Seat) error {
-	return q.put(ctx, "seat", pending{seat: &s}, nil)
+	return q.put(ctx, pending{seat: &s})
 }
 
 // SetLead queues the lead; its Seq is known only once it lands, so the
 // lead returned has none. A push waiting stays a push.
 func (q *reports) SetLead(ctx context.Context, l room.Lead) (room.Lead, error) {
-	err := q.put(ctx, "lead", pending{lead: &l}, func(old, p *pending) {
-		p.lead.Push = p.lead.Push || old.lead.Push
-	})
-	return l, err
+	return l, q.put(ctx, pending{lead: &l})
 }
 
 func (q *reports) Vote(ctx context.Context, v room.Vote) error {
-	return q.put(ctx, "vote\x00"+v.Question, pending{vote: &v}, nil)
+	return q.put(ctx, pending{vote: &v})
 }
 
 // Reached queues a goal; the fewest moves waiting is kept, as the room
 // keeps them.
 func (q *reports) Reached(ctx context.Context, seat, scenarioName, goal string, moves int) error {
 	g := goalReport{seat: seat, scenario: scenarioName, goal: goal, moves: moves}
-	return q.put(ctx, "goal\x00"+seat+"\x00"+scenarioName+"\x00"+goal, pending{goal: &g}, func(old, p *pending) {
-		p.goal.moves = min(p.goal.moves, old.goal.moves)
-	})
+	return q.put(ctx, pending{goal: &g})
 }
 
-// oldest is the report that has waited longest.
-func (q *reports) oldest() (string, pending, bool) {
+// next is the report to try now: the one on its way again, while no newer
+// one of its key waits, or else the one that has waited longest, which is
+// then on its way.
+func (q *reports) next() (pending, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	var key string
-	var best *pending
-	for k, p := range q.items {
-		if best == nil || p.put.Before(best.put) {
-			key, best = k, p
-		}
+	if q.onItsWay() {
+		return *q.sending, true
 	}
-	if best == nil {
-		return "", pending{}, false
+	p, ok := q.waiting.Take()
+	if !ok {
+		q.sending = nil
+		return pending{}, false
 	}
-	q.sendingKey, q.sendingGen = key, best.gen
-	return key, *best, true
+	q.sending, q.sendingKey = &p, keyOf(p)
+	return p, true
+}
+
+// keyOf is the key p waits under: the seat, the lead, a vote per
+// question, a goal per seat, scenario and goal.
+func keyOf(p pending) string {
+	switch {
+	case p.seat != nil:
+		return "seat"
+	case p.lead != nil:
+		return "lead"
+	case p.vote != nil:
+		return "vote\x00" + p.vote.Question
+	default:
+		return "goal\x00" + p.goal.seat + "\x00" + p.goal.scenario + "\x00" + p.goal.goal
+	}
 }
 
 // run sends the reports until stop.
@@ -208,10 +252,10 @@ func (q *reports) run() {
 	defer close(q.stopped)
 	retry := minRetry
 	for {
-		key, p, ok := q.oldest()
+		p, ok := q.next()
 		if !ok {
 			select {
-			case <-q.wake:
+			case <-q.waiting.Ready():
 				continue
 			case <-q.done:
 				return
@@ -236,7 +280,7 @@ func (q *reports) run() {
 			continue
 		}
 		retry = minRetry
-		q.landed(key, p, err)
+		q.landed(p, err)
 	}
 }
 
@@ -281,13 +325,16 @@ func (q *reports) failed(err error) {
 	if q.failing.IsZero() {
 		q.failing = now
 	}
+	// The oldest is the one on its way, unless a newer one replaced it;
+	// then it is the first waiting, as reports wait in the order they
+	// began to.
 	var oldest time.Time
-	for _, p := range q.items {
-		if oldest.IsZero() || p.put.Before(oldest) {
-			oldest = p.put
-		}
+	if q.onItsWay() {
+		oldest = q.sending.put
+	} else if p, ok := q.waiting.Peek(); ok {
+		oldest = p.put
 	}
-	tell := !q.told && now.Sub(oldest) >= q.outage
+	tell := !q.told && !oldest.IsZero() && now.Sub(oldest) >= q.outage
 	if tell {
 		q.told = true
 	}
@@ -298,18 +345,14 @@ func (q *reports) failed(err error) {
 	}
 }
 
-// landed takes a report that was sent (or refused for good, err) out of
-// the queue, unless a newer one replaced it meanwhile.
-func (q *reports) landed(key string, p pending, err error) {
+// landed takes a report that was sent (or refused for good, err) off its
+// way; it no longer waits unless a newer one replaced it meanwhile.
+func (q *reports) landed(p pending, err error) {
 	q.mu.Lock()
-	removed := false
-	if cur, ok := q.items[key]; ok && cur.gen == p.gen {
-		delete(q.items, key)
-		removed = true
-	}
-	q.sendingKey, q.sendingGen = "", 0
+	removed := q.onItsWay()
+	q.sending = nil
 	q.failing = time.Time{}
-	cleared := q.told && len(q.items) == 0
+	cleared := q.told && q.depth() == 0
 	if cleared {
 		q.told = false
 	}

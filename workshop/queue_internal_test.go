@@ -74,7 +74,7 @@ func TestReportsRetryThroughAnOutage(t *testing.T) {
 	// Votes wait behind the seat report, one per question, until the
 	// queue is full; then a vote waits for a place (here until its
 	// context ends) and is not dropped.
-	for i := 0; len(q.items) < maxPending; i++ {
+	for i := 0; q.Depth() < maxPending; i++ {
 		if err := q.Vote(ctx, room.Vote{Seat: seat.ID, Question: string(rune('a'+i%26)) + string(rune('0'+i/26)), Choice: "1"}); err != nil {
 			t.Fatal(err)
 		}

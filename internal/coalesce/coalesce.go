@@ -142,6 +142,30 @@ func (q *Queue[K, V]) Take() (v V, ok bool) {
 	return e.v, true
 }
 
+// Peek returns what Take would, leaving it waiting.
+func (q *Queue[K, V]) Peek() (v V, ok bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if el := q.order.Front(); el != nil {
+		return el.Value.(*entry[K, V]).v, true
+	}
+	return v, false
+}
+
+// Has says whether a value waits under key.
+func (q *Queue[K, V]) Has(key K) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	_, ok := q.keyed[key]
+	return ok
+}
+
+// Ready receives after a Put or a Push, for a consumer that takes with
+// Take and also waits for something else (a retry's timer, its end). One
+// receive may stand for many values, or for one taken already: take
+// until Take says none waits, then wait again.
+func (q *Queue[K, V]) Ready() <-chan struct{} { return q.wake }
+
 // Wait is Take that waits for a value until one comes, the Queue is
 // closed or stop is closed (stop may be nil); ok is false in the last two
 // cases.

@@ -28,6 +28,10 @@ func TestPutIsLatestWinsInPlace(t *testing.T) {
 	q.Push("report 2")
 	q.Put("board", "board B")
 	q.Push("report 3")
+	if v, ok := q.Peek(); !ok || v != "report 1" || q.Len() != 4 || !q.Has("board") || q.Has("frame") {
+		t.Errorf("Peek %q (%v), %d waiting, board waits %v, frame waits %v; want report 1 of 4, a board and no frame",
+			v, ok, q.Len(), q.Has("board"), q.Has("frame"))
+	}
 	if got, want := drain(q), []string{"report 1", "board B", "report 2", "report 3"}; !slices.Equal(got, want) {
 		t.Errorf("took %q, want %q", got, want)
 	}
@@ -35,6 +39,9 @@ func TestPutIsLatestWinsInPlace(t *testing.T) {
 	q.Push("report 4")
 	if got, want := drain(q), []string{"board C", "report 4"}; !slices.Equal(got, want) {
 		t.Errorf("after a take: took %q, want %q", got, want)
+	}
+	if _, ok := q.Peek(); ok || q.Has("board") {
+		t.Error("an empty queue has something to peek at, or a board")
 	}
 }
 
