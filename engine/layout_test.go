@@ -2,9 +2,11 @@ package engine_test
 
 import (
 	"bytes"
+	"go/ast"
 	"go/parser"
 	"go/token"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -150,6 +152,65 @@ func TestOneWayIntoAProgram(t *testing.T) {
 			}
 		}
 	})
+}
+
+// roomPath are the packages a presenter's key passes through on its way
+// to an attendee's frame (docs/room-path.md), but for the TUI itself.
+func roomPath() []string { return []string{"sshroom", "workshop", "engine/room", "tui/outbox"} }
+
+// TestNoHandWrittenQueuesOnTheRoomPath: on the room's path, a select that
+// sends a value unless the channel is full (a send case beside default)
+// is a queue with a drop rule of its own. Only a wake-up, struct{}{}, may
+// be sent that way; values wait in a coalesce.Queue.
+func TestNoHandWrittenQueuesOnTheRoomPath(t *testing.T) {
+	fset := token.NewFileSet()
+	walkModule(t, func(pkg, path string, data []byte) {
+		if !slices.ContainsFunc(roomPath(), func(p string) bool { return pkg == p || strings.HasPrefix(pkg, p+"/") }) {
+			return
+		}
+		f, err := parser.ParseFile(fset, path, data, 0)
+		if err != nil {
+			t.Errorf("%s: %v", path, err)
+			return
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			sel, ok := n.(*ast.SelectStmt)
+			if !ok {
+				return true
+			}
+			var sends []*ast.SendStmt
+			hasDefault := false
+			for _, c := range sel.Body.List {
+				cc := c.(*ast.CommClause)
+				switch comm := cc.Comm.(type) {
+				case nil:
+					hasDefault = true
+				case *ast.SendStmt:
+					sends = append(sends, comm)
+				}
+			}
+			if !hasDefault {
+				return true
+			}
+			for _, send := range sends {
+				if !isEmptyStruct(send.Value) {
+					t.Errorf("%s: a send of a value that is dropped when the channel is full: a hand-written queue on the room's path; use coalesce.Queue (docs/room-path.md)",
+						fset.Position(send.Pos()))
+				}
+			}
+			return true
+		})
+	})
+}
+
+// isEmptyStruct says whether e is the literal struct{}{}.
+func isEmptyStruct(e ast.Expr) bool {
+	lit, ok := e.(*ast.CompositeLit)
+	if !ok || len(lit.Elts) != 0 {
+		return false
+	}
+	st, ok := lit.Type.(*ast.StructType)
+	return ok && len(st.Fields.List) == 0
 }
 
 // inTree reports whether imp is pkg or below it (sshroom/sshtest may
