@@ -39,6 +39,8 @@ const (
 	// envProfile, when set, is where the server's CPU profile of the
 	// stepping (not the joining) goes.
 	envProfile = "LEASERACE_BENCH_CPUPROFILE"
+	// envFPS, when set, is the room's frame rate (sshroom.Config.FPS).
+	envFPS = "LEASERACE_BENCH_FPS"
 	// envChildAddr runs TestRoomBenchAttendees as the benchmark's
 	// attendees, against the room at this address.
 	envChildAddr = "LEASERACE_BENCH_ROOM"
@@ -64,6 +66,21 @@ func benchSettings(tb testing.TB) (n int, dur, every time.Duration) {
 		}
 	}
 	return n, dur, every
+}
+
+// benchFPS is the frame rate LEASERACE_BENCH_FPS asks for, 0 (the
+// room's default) if unset.
+func benchFPS(tb testing.TB) int {
+	tb.Helper()
+	v := os.Getenv(envFPS)
+	if v == "" {
+		return 0
+	}
+	fps, err := strconv.Atoi(v)
+	if err != nil || fps < 1 || fps > sshroom.MaxFPS {
+		tb.Fatalf("%s=%q: want frames a second, 1 to %d", envFPS, v, sshroom.MaxFPS)
+	}
+	return fps
 }
 
 // benchResult is what the attendees' process measured.
@@ -122,7 +139,7 @@ func BenchmarkRoom(b *testing.B) {
 	n, dur, every := benchSettings(b)
 	d := scratch(b)
 	r, err := workshop.Start(testCtx(b), workshop.Config{
-		DSN: d.dsn, Room: "bench", SSH: sshroom.Config{Listen: "127.0.0.1:0", HostKeyDir: b.TempDir() + "/k", MaxAttendees: n + 10},
+		DSN: d.dsn, Room: "bench", SSH: sshroom.Config{Listen: "127.0.0.1:0", HostKeyDir: b.TempDir() + "/k", MaxAttendees: n + 10, FPS: benchFPS(b)},
 		OnError: func(err error) { b.Logf("room: %v", err) },
 	})
 	if err != nil {
