@@ -81,6 +81,11 @@ func (m Screen) Frame(w, h int) string {
 		lines = lines[:h]
 	}
 	var b strings.Builder
+	n := len(lines)
+	for _, l := range lines {
+		n += len(l)
+	}
+	b.Grow(n)
 	for i, l := range lines {
 		if i > 0 {
 			b.WriteByte('\n')
@@ -179,12 +184,14 @@ const (
 	partPanes
 	partSQL
 	partNarration
+	partHeader
 )
 
 // partKey is a section and the layout's choices it depends on.
 type partKey struct {
 	part part
 	a, b int
+	s    string
 }
 
 // memo returns the section k, drawing it with f the first time this
@@ -225,7 +232,7 @@ func (c *sections) screen(l layout) []string {
 	c.lossy = l.paneMax > 0 || l.sqlMax > 0 || l.noteMax > 0
 	if c.header == nil {
 		// The REPLAY banner leads the header: it is never squeezed out.
-		c.header = append(m.banner(w, c.compact), m.header(w)...)
+		c.header = append(m.banner(w, c.compact), c.headerLines()...)
 		c.status = m.statusLines(w)
 		if !m.Cast {
 			c.help = m.helpLines(w)
@@ -239,7 +246,7 @@ func (c *sections) screen(l layout) []string {
 	}
 	out = append(out, c.header...)
 	gap()
-	out = append(out, c.memo(partKey{partTimeline, btoi(l.legend), btoi(l.cursor)}, func() []string { return m.timeline(w, l.legend, l.cursor) })...)
+	out = append(out, c.memo(partKey{part: partTimeline, a: btoi(l.legend), b: btoi(l.cursor)}, func() []string { return m.timeline(w, l.legend, l.cursor) })...)
 	gap()
 	if m.Chooser.Open {
 		if c.chooser == nil {
@@ -252,7 +259,7 @@ func (c *sections) screen(l layout) []string {
 		out = append(out, m.boardLines(w)...)
 	} else {
 		b := btoi(l.boxes)
-		out = append(out, c.memo(partKey{partPanes, b, l.paneMax}, func() []string { return m.panes(w, l) })...)
+		out = append(out, c.memo(partKey{part: partPanes, a: b, b: l.paneMax}, func() []string { return m.panes(w, l) })...)
 		gap()
 		if m.Ask != nil {
 			out = append(out, m.askLines(w)...)
@@ -263,13 +270,31 @@ func (c *sections) screen(l layout) []string {
 			out = append(out, m.goalLines(w)...)
 			gap()
 		}
-		out = append(out, c.memo(partKey{partSQL, b, l.sqlMax}, func() []string { return m.sqlSection(w, l) })...)
-		out = append(out, c.memo(partKey{partNarration, b, l.noteMax}, func() []string { return m.narration(w, l) })...)
+		out = append(out, c.memo(partKey{part: partSQL, a: b, b: l.sqlMax}, func() []string { return m.sqlSection(w, l) })...)
+		out = append(out, c.memo(partKey{part: partNarration, a: b, b: l.noteMax}, func() []string { return m.narration(w, l) })...)
 	}
 	gap()
 	out = append(out, c.status...)
 	out = append(out, c.help...)
 	return out
+}
+
+// headerLines is the header; on a shelf, kept by what it shows besides
+// the snapshot: playing or not, the command under way, and the room line
+// of an attendee (the presenter's counts the board: drawn every time).
+func (c *sections) headerLines() []string {
+	m := c.m
+	room := 0
+	switch r := m.Room; {
+	case r == nil:
+	case r.Presenter:
+		return m.header(c.w)
+	case r.Following:
+		room = 1
+	default:
+		room = 2
+	}
+	return c.memo(partKey{partHeader, btoi(m.Playing), room, m.Running}, func() []string { return m.header(c.w) })
 }
 
 func btoi(b bool) int {
@@ -389,7 +414,12 @@ func (m Screen) helpLines(w int) []string {
 		}
 		return lines
 	}
-	return []string{h.ShortHelpView(fitBindings(km.ShortHelp(), w, text.Width(h.ShortSeparator)))}
+	bs := fitBindings(km.ShortHelp(), w, text.Width(h.ShortSeparator))
+	if m.Shared != nil && m.Styles != nil && m.Styles.Look != "" {
+		// Every attendee's key help is one of a few lines: draw each once.
+		return []string{m.Shared.shortHelp(m.Styles.Look, h.ShortSeparator, bs, func() string { return h.ShortHelpView(bs) })}
+	}
+	return []string{h.ShortHelpView(bs)}
 }
 
 // fitBindings is the longest prefix of bs whose short help fits in w.

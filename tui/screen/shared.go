@@ -4,7 +4,10 @@ import (
 	"container/list"
 	"crypto/sha256"
 	"encoding/json"
+	"strings"
 	"sync"
+
+	"github.com/charmbracelet/bubbles/key"
 
 	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/engine/world"
@@ -37,6 +40,18 @@ type Shared struct {
 	items map[shareKey]*list.Element // of *shelf
 	lru   *list.List                 // front: most recently used
 	stats SharedStats
+	// helps are key help lines by what they show; scenarios the digests
+	// of the scenarios snapshots were taken of (a scenario is never
+	// changed once loaded). Both are emptied when they reach max.
+	helps     map[helpKey]string
+	scenarios map[*scenario.Scenario][sha256.Size]byte
+}
+
+// helpKey is what a short key help line is a function of: the look, the
+// separator and the bindings shown, each with its keys, words and whether
+// it is enabled.
+type helpKey struct {
+	look, sep, items string
 }
 
 // SharedStats counts what a Shared did.
@@ -56,7 +71,8 @@ func NewShared(max int) *Shared {
 	if max <= 0 {
 		max = DefaultShared
 	}
-	return &Shared{max: max, items: map[shareKey]*list.Element{}, lru: list.New()}
+	return &Shared{max: max, items: map[shareKey]*list.Element{}, lru: list.New(),
+		helps: map[helpKey]string{}, scenarios: map[*scenario.Scenario][sha256.Size]byte{}}
 }
 
 // Stats is what the Shared did so far.
@@ -106,7 +122,7 @@ func (s *Shared) shelfFor(m Screen, w int) *shelf {
 	if s == nil {
 		return nil
 	}
-	sum, ok := m.Snap.digest()
+	sum, ok := m.Snap.digest(s)
 	if !ok || m.Replay != nil || m.Styles == nil || m.Styles.Look == "" {
 		s.mu.Lock()
 		s.stats.Unshared++
@@ -146,22 +162,26 @@ type snapID struct {
 // digest identifies everything of s a frame can show: two snapshots with
 // the same digest draw the same sections. ok is false when s has none (a
 // replay's recording is left to its own frames).
-func (s Snapshot) digest() (sum [sha256.Size]byte, ok bool) {
+func (s Snapshot) digest(sh *Shared) (sum [sha256.Size]byte, ok bool) {
 	if s.id == nil {
-		return s.computeDigest()
+		return s.computeDigest(sh)
 	}
-	s.id.once.Do(func() { s.id.sum, s.id.ok = s.computeDigest() })
+	s.id.once.Do(func() { s.id.sum, s.id.ok = s.computeDigest(sh) })
 	return s.id.sum, s.id.ok
 }
 
-func (s Snapshot) computeDigest() (sum [sha256.Size]byte, ok bool) {
+func (s Snapshot) computeDigest(sh *Shared) (sum [sha256.Size]byte, ok bool) {
 	if s.Scenario == nil || s.Rec != nil {
+		return sum, false
+	}
+	scen, ok := sh.scenarioDigest(s.Scenario)
+	if !ok {
 		return sum, false
 	}
 	// Every exported field, in JSON: a field added to a step or a view
 	// later joins the identity without anyone remembering to add it.
 	all := struct {
-		Scenario   *scenario.Scenario
+		Scenario   [sha256.Size]byte
 		View       world.View
 		Log        []scenario.Move
 		Steps      []transcript.Step
@@ -169,11 +189,67 @@ func (s Snapshot) computeDigest() (sum [sha256.Size]byte, ok bool) {
 		Live       bool
 		Options    []world.Option
 		Goals      []world.GoalStatus
-	}{s.Scenario, s.View, s.Log, s.Steps, s.Start, s.End, s.Live, s.Options, s.Goals}
+	}{scen, s.View, s.Log, s.Steps, s.Start, s.End, s.Live, s.Options, s.Goals}
 	h := sha256.New()
 	if err := json.NewEncoder(h).Encode(all); err != nil {
 		return sum, false
 	}
 	copy(sum[:], h.Sum(nil))
 	return sum, true
+}
+
+// scenarioDigest is the digest of every exported field of sc, worked out
+// once per scenario: every snapshot of a run shares its scenario.
+func (s *Shared) scenarioDigest(sc *scenario.Scenario) (sum [sha256.Size]byte, ok bool) {
+	s.mu.Lock()
+	sum, ok = s.scenarios[sc]
+	s.mu.Unlock()
+	if ok {
+		return sum, true
+	}
+	h := sha256.New()
+	if err := json.NewEncoder(h).Encode(sc); err != nil {
+		return sum, false
+	}
+	copy(sum[:], h.Sum(nil))
+	s.mu.Lock()
+	if len(s.scenarios) >= s.max {
+		clear(s.scenarios)
+	}
+	s.scenarios[sc] = sum
+	s.mu.Unlock()
+	return sum, true
+}
+
+// shortHelp is the short key help line of bs, drawn by draw the first
+// time it is asked for in this look.
+func (s *Shared) shortHelp(look, sep string, bs []key.Binding, draw func() string) string {
+	var b strings.Builder
+	for _, k := range bs {
+		h := k.Help()
+		if k.Enabled() {
+			b.WriteByte('+')
+		} else {
+			b.WriteByte('-')
+		}
+		b.WriteString(h.Key)
+		b.WriteByte(0)
+		b.WriteString(h.Desc)
+		b.WriteByte(0)
+	}
+	k := helpKey{look: look, sep: sep, items: b.String()}
+	s.mu.Lock()
+	v, ok := s.helps[k]
+	s.mu.Unlock()
+	if ok {
+		return v
+	}
+	v = draw()
+	s.mu.Lock()
+	if len(s.helps) >= s.max {
+		clear(s.helps)
+	}
+	s.helps[k] = v
+	s.mu.Unlock()
+	return v
 }
