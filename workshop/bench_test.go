@@ -246,7 +246,7 @@ func BenchmarkRoom(b *testing.B) {
 			b.Logf("… and %d more errors", len(res.Errors)-10)
 			break
 		}
-		b.Logf("error: %s", e)
+		b.Logf("error: %s", briefError(e))
 	}
 	b.ReportMetric(float64(res.Connected), "attendees")
 	b.ReportMetric(percentile(res.First, 50), "p50-ms")
@@ -307,6 +307,23 @@ func BenchmarkRoom(b *testing.B) {
 		l1, _ := strconv.ParseFloat(strings.Fields(string(load))[0], 64)
 		b.ReportMetric(l1, "loadavg-1m")
 	}
+}
+
+// briefError is an error with only the last lines of its screen (the
+// status line and key help say what went wrong), so that the log keeps
+// them all.
+func briefError(e string) string {
+	head, scr, ok := strings.Cut(e, "\n")
+	if !ok {
+		return e
+	}
+	var lines []string
+	for _, l := range strings.Split(scr, "\n") {
+		if strings.TrimSpace(l) != "" {
+			lines = append(lines, strings.TrimSpace(l))
+		}
+	}
+	return head + " … " + strings.Join(lines[max(0, len(lines)-4):], " / ")
 }
 
 // selfCPU is the CPU time this process used so far.
