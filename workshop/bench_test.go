@@ -241,12 +241,14 @@ func BenchmarkRoom(b *testing.B) {
 		v := res.DoneBy[k]
 		b.Logf("%-8s %5d presses, p50 %6.1f ms, p99 %6.1f ms to the frame showing it", k, len(v), percentile(v, 50), percentile(v, 99))
 	}
+	// A benchmark's log keeps only its first lines: the errors go to
+	// standard error, the first ten of them.
 	for i, e := range res.Errors {
 		if i == 10 {
-			b.Logf("… and %d more errors", len(res.Errors)-10)
+			fmt.Fprintf(os.Stderr, "BenchmarkRoom: … and %d more errors\n", len(res.Errors)-10)
 			break
 		}
-		b.Logf("error: %s", briefError(e))
+		fmt.Fprintf(os.Stderr, "BenchmarkRoom error: %s\n", briefError(e))
 	}
 	b.ReportMetric(float64(res.Connected), "attendees")
 	b.ReportMetric(percentile(res.First, 50), "p50-ms")
