@@ -40,10 +40,12 @@ const DefaultListen = "127.0.0.1:2222"
 const DefaultShutdownTimeout = 10 * time.Second
 
 // DefaultFPS is how many times a second, at most, a session's screen is
-// drawn out to its terminal when Config.FPS is zero; MaxFPS is the most
+// written out to its terminal when Config.FPS is zero: Bubble Tea's own
+// rate. BenchmarkRoom found no CPU saved at 30 (docs/room-scale.md), and
+// a lower rate delays every frame by up to a tick. MaxFPS is the most
 // Config.FPS may ask for (Bubble Tea's own bound).
 const (
-	DefaultFPS = 30
+	DefaultFPS = 60
 	MaxFPS     = 120
 )
 
