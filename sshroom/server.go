@@ -40,6 +40,16 @@ const DefaultListen = "127.0.0.1:2222"
 // DefaultShutdownTimeout bounds Shutdown when Config.ShutdownTimeout is zero.
 const DefaultShutdownTimeout = 10 * time.Second
 
+// DefaultFPS is how many times a second, at most, a session's screen is
+// written out to its terminal when Config.FPS is zero: Bubble Tea's own
+// rate. BenchmarkRoom found no CPU saved at 30 (docs/room-scale.md), and
+// a lower rate delays every frame by up to a tick. MaxFPS is the most
+// Config.FPS may ask for (Bubble Tea's own bound).
+const (
+	DefaultFPS = 60
+	MaxFPS     = 120
+)
+
 // HostKeyFile is the name of the host key inside Config.HostKeyDir.
 const HostKeyFile = "ssh_host_ed25519_key"
 
@@ -81,6 +91,11 @@ type Config struct {
 	// MinWidth and MinHeight: a smaller window shows a "make the window at
 	// least WxH" line instead of the app, until it grows.
 	MinWidth, MinHeight int
+	// FPS caps how many times a second a session's screen is written out
+	// to its terminal (DefaultFPS if zero, at most MaxFPS). Frames that
+	// come faster are merged: the terminal gets the newest one at the next
+	// tick. A person reads no faster; a room of hundreds saves the writes.
+	FPS int
 	// ShutdownTimeout bounds Shutdown; DefaultShutdownTimeout if zero.
 	ShutdownTimeout time.Duration
 	// Log receives what the presenter should know: sessions coming and
@@ -175,6 +190,12 @@ func New(cfg Config, app App) (*Server, error) {
 	}
 	if cfg.MaxAttendees < 0 {
 		return nil, fmt.Errorf("room: max attendees %d is negative", cfg.MaxAttendees)
+	}
+	if cfg.FPS == 0 {
+		cfg.FPS = DefaultFPS
+	}
+	if cfg.FPS < 0 || cfg.FPS > MaxFPS {
+		return nil, fmt.Errorf("room: %d frames a second: want 1 to %d", cfg.FPS, MaxFPS)
 	}
 	if !cfg.AllowRemote {
 		if err := checkLoopback(cfg.Listen); err != nil {

@@ -267,6 +267,7 @@ func (a *attendee) run(winCh <-chan ssh.Window) {
 		// tea.Suspend would send SIGTSTP to the server's whole process
 		// group, stopping every session: no model may suspend.
 		tea.WithFilter(dropSuspend),
+		tea.WithFPS(a.srv.cfg.FPS),
 	)
 	p := tea.NewProgram(f, opts...)
 	a.mu.Lock()

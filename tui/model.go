@@ -68,6 +68,10 @@ type Config struct {
 	// nothing is written to this machine's disk (no export), no psql line
 	// and no explore map, which would start runs of its own.
 	Remote bool
+	// Frames, when set, shares the sections of frames with every other
+	// TUI drawing through it (a room's attendees): those at one snapshot,
+	// width and colour profile draw them once. Nil draws every frame alone.
+	Frames *screen.Shared
 }
 
 // Model is the Bubble Tea model of the TUI. It is a value; everything it
@@ -139,6 +143,7 @@ func NewModel(ctx context.Context, cfg Config) (Model, error) {
 	m.s.host, m.s.who, m.s.searcher = cfg.Host, cfg.Who, cfg.Search
 	m.run, m.Snap, m.Phase = cfg.Run, screen.SnapshotOf(cfg.Run), screen.PhaseReady
 	m.noAsk, m.remote = cfg.NoAsk, cfg.Remote
+	m.Shared = cfg.Frames
 	m.Play.On = cfg.Play && m.Snap.Live
 	if m.Play.On {
 		m.Status = playHint()

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/leaserace/leaserace/engine/pgtest"
 	"github.com/leaserace/leaserace/sshroom"
 	"github.com/leaserace/leaserace/sshroom/sshtest"
 	"github.com/leaserace/leaserace/workshop"
@@ -38,6 +39,8 @@ const (
 	// envProfile, when set, is where the server's CPU profile of the
 	// stepping (not the joining) goes.
 	envProfile = "LEASERACE_BENCH_CPUPROFILE"
+	// envFPS, when set, is the room's frame rate (sshroom.Config.FPS).
+	envFPS = "LEASERACE_BENCH_FPS"
 	// envChildAddr runs TestRoomBenchAttendees as the benchmark's
 	// attendees, against the room at this address.
 	envChildAddr = "LEASERACE_BENCH_ROOM"
@@ -65,6 +68,21 @@ func benchSettings(tb testing.TB) (n int, dur, every time.Duration) {
 	return n, dur, every
 }
 
+// benchFPS is the frame rate LEASERACE_BENCH_FPS asks for, 0 (the
+// room's default) if unset.
+func benchFPS(tb testing.TB) int {
+	tb.Helper()
+	v := os.Getenv(envFPS)
+	if v == "" {
+		return 0
+	}
+	fps, err := strconv.Atoi(v)
+	if err != nil || fps < 1 || fps > sshroom.MaxFPS {
+		tb.Fatalf("%s=%q: want frames a second, 1 to %d", envFPS, v, sshroom.MaxFPS)
+	}
+	return fps
+}
+
 // benchResult is what the attendees' process measured.
 type benchResult struct {
 	Connected int `json:"connected"`
@@ -76,8 +94,24 @@ type benchResult struct {
 	// DoneBy is Done by what the key was for ("step", "question",
 	// "answer", "start").
 	DoneBy map[string][]float64 `json:"done_by"`
-	Errors []string             `json:"errors"`
+	// Errors are real failures, each with its kind (errKey, errScreen,
+	// errSession) in Kinds: a key whose effect never showed, a screen that
+	// showed an error, a session that ended.
+	Errors []string       `json:"errors"`
+	Kinds  map[string]int `json:"kinds"`
+	// Slow counts keys whose effect showed, but after slowKey. RoomWaits
+	// counts the times a screen said the room had not taken its reports
+	// for a while (still retrying): the room was slow, nothing was lost.
+	Slow      int `json:"slow"`
+	RoomWaits int `json:"room_waits"`
 }
+
+// The kinds of real failures.
+const (
+	errKey     = "key"     // a key's effect did not show within keyBound
+	errScreen  = "screen"  // the screen showed an error
+	errSession = "session" // the session ended or could not send
+)
 
 // BenchmarkRoom: N attendees, each a real SSH client with a PTY, press a
 // key every 500 ms for 30 s, stepping through renewal-race (answering its
@@ -85,8 +119,14 @@ type benchResult struct {
 // attendees run in a child process, so that the heap measured here is the
 // server's; both share this machine's CPUs with PostgreSQL. It reports
 // attendees, p50-ms and p99-ms (a key press to the next frame received),
-// step-p50-ms and step-p99-ms (to the frame showing the key's effect),
-// errors, pg-conns (the most connections of the room seen in
+// step-p50-ms, step-p99-ms and step-max-ms (to the frame showing the
+// key's effect); errors, which are real failures only (key-errors: a key
+// whose effect did not show within keyBound; screen-errors, room-errors
+// among them; session-errors; refused reports), and slowness apart
+// (slow-keys: effects that took over slowKey; room-waits: screens that
+// said the room had not taken their reports yet); frames/press and
+// frames-shared-%; queue depth and age; server-cpu-ms/press and
+// pg-cpu-ms/press; pg-conns (the most connections of the room seen in
 // pg_stat_activity) and heap-KB/attendee (the heap grown by the connected
 // attendees, over N). It fails if anything of an attendee is left once all
 // have disconnected.
@@ -99,7 +139,7 @@ func BenchmarkRoom(b *testing.B) {
 	n, dur, every := benchSettings(b)
 	d := scratch(b)
 	r, err := workshop.Start(testCtx(b), workshop.Config{
-		DSN: d.dsn, Room: "bench", SSH: sshroom.Config{Listen: "127.0.0.1:0", HostKeyDir: b.TempDir() + "/k", MaxAttendees: n + 10},
+		DSN: d.dsn, Room: "bench", SSH: sshroom.Config{Listen: "127.0.0.1:0", HostKeyDir: b.TempDir() + "/k", MaxAttendees: n + 10, FPS: benchFPS(b)},
 		OnError: func(err error) { b.Logf("room: %v", err) },
 	})
 	if err != nil {
@@ -201,21 +241,32 @@ func BenchmarkRoom(b *testing.B) {
 		v := res.DoneBy[k]
 		b.Logf("%-8s %5d presses, p50 %6.1f ms, p99 %6.1f ms to the frame showing it", k, len(v), percentile(v, 50), percentile(v, 99))
 	}
+	// A benchmark's log keeps only its first lines: the errors go to
+	// standard error, the first ten of them.
 	for i, e := range res.Errors {
-		if i == 5 {
-			b.Logf("… and %d more errors", len(res.Errors)-5)
+		if i == 10 {
+			fmt.Fprintf(os.Stderr, "BenchmarkRoom: … and %d more errors\n", len(res.Errors)-10)
 			break
 		}
-		b.Logf("error: %s", e)
+		fmt.Fprintf(os.Stderr, "BenchmarkRoom error: %s\n", briefError(e))
 	}
 	b.ReportMetric(float64(res.Connected), "attendees")
 	b.ReportMetric(percentile(res.First, 50), "p50-ms")
 	b.ReportMetric(percentile(res.First, 99), "p99-ms")
 	b.ReportMetric(percentile(res.Done, 50), "step-p50-ms")
 	b.ReportMetric(percentile(res.Done, 99), "step-p99-ms")
-	b.ReportMetric(float64(len(res.Errors)), "errors")
-	// Of them, screens that said the room did not take a report; the rest
-	// are keys whose effect did not show within stepTimeout.
+	b.ReportMetric(slices.Max(append(slices.Clone(res.Done), 0)), "step-max-ms")
+	// Real failures only: a key whose effect never showed (within
+	// keyBound), a screen showing an error, a session that ended, a report
+	// the room refused. Slowness is apart: keys slower than slowKey, and
+	// screens that said the room had not taken their reports yet.
+	bl := r.Backlog()
+	b.ReportMetric(float64(len(res.Errors)+bl.Refused), "errors")
+	b.ReportMetric(float64(res.Kinds[errKey]), "key-errors")
+	b.ReportMetric(float64(res.Kinds[errScreen]), "screen-errors")
+	b.ReportMetric(float64(res.Kinds[errSession]), "session-errors")
+	b.ReportMetric(float64(bl.Refused), "refused")
+	// Of the screen errors, those that said the room did not take a report.
 	roomErrs := 0
 	for _, e := range res.Errors {
 		if strings.Contains(e, roomFailedText) {
@@ -223,6 +274,17 @@ func BenchmarkRoom(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(roomErrs), "room-errors")
+	b.ReportMetric(float64(res.Slow), "slow-keys")
+	b.ReportMetric(float64(res.RoomWaits), "room-waits")
+	// Frames: how many of the attendees' frames found their sections drawn.
+	if fs := r.Frames(); fs.Hits+fs.Misses+fs.Unshared > 0 {
+		all := fs.Hits + fs.Misses + fs.Unshared
+		b.Logf("frames: %d drawn, %d found their sections drawn, %d drew them, %d alone; %d entries kept, %d dropped", all, fs.Hits, fs.Misses, fs.Unshared, fs.Entries, fs.Evicted)
+		b.ReportMetric(100*float64(fs.Hits)/float64(all), "frames-shared-%")
+		if res.Presses > 0 {
+			b.ReportMetric(float64(all)/float64(res.Presses), "frames/press")
+		}
+	}
 	b.ReportMetric(float64(pgConns), "pg-conns")
 	b.ReportMetric(float64(res.Presses), "presses")
 	if res.Connected > 0 {
@@ -230,7 +292,6 @@ func BenchmarkRoom(b *testing.B) {
 	}
 	// Back-pressure: reports the room could not take at once waited in
 	// each attendee's queue (merged, retried) instead of failing.
-	bl := r.Backlog()
 	b.Logf("reports: %d landed, %d tries made again, %d refused; most waiting for one attendee %d, in all %d; waited mean %s, max %s",
 		bl.Landed, bl.Retries, bl.Refused, bl.MaxDepth, bl.MaxWaiting, bl.MeanAge, bl.MaxAge)
 	b.ReportMetric(float64(bl.MaxDepth), "queue-depth-max")
@@ -248,6 +309,23 @@ func BenchmarkRoom(b *testing.B) {
 		l1, _ := strconv.ParseFloat(strings.Fields(string(load))[0], 64)
 		b.ReportMetric(l1, "loadavg-1m")
 	}
+}
+
+// briefError is an error with only the last lines of its screen (the
+// status line and key help say what went wrong), so that the log keeps
+// them all.
+func briefError(e string) string {
+	head, scr, ok := strings.Cut(e, "\n")
+	if !ok {
+		return e
+	}
+	var lines []string
+	for _, l := range strings.Split(scr, "\n") {
+		if strings.TrimSpace(l) != "" {
+			lines = append(lines, strings.TrimSpace(l))
+		}
+	}
+	return head + " … " + strings.Join(lines[max(0, len(lines)-4):], " / ")
 }
 
 // selfCPU is the CPU time this process used so far.
@@ -397,10 +475,11 @@ func TestRoomBenchAttendees(t *testing.T) {
 	}
 	n, dur, every := benchSettings(t)
 	var mu sync.Mutex
-	res := benchResult{DoneBy: map[string][]float64{}}
+	res := benchResult{DoneBy: map[string][]float64{}, Kinds: map[string]int{}}
 	fail := func(format string, args ...any) {
 		mu.Lock()
 		res.Errors = append(res.Errors, fmt.Sprintf(format, args...))
+		res.Kinds[errSession]++
 		mu.Unlock()
 	}
 
@@ -433,6 +512,11 @@ func TestRoomBenchAttendees(t *testing.T) {
 		wg.Go(func() {
 			first, done, doneBy, presses, errs := bt.step(deadline, every)
 			mu.Lock()
+			for k, v := range bt.kinds {
+				res.Kinds[k] += v
+			}
+			res.Slow += bt.slow
+			res.RoomWaits += bt.roomWaits
 			res.First = append(res.First, first...)
 			res.Done = append(res.Done, done...)
 			for k, v := range doneBy {
@@ -460,8 +544,15 @@ type bot struct {
 	c    *sshtest.Client
 	out  chan struct{} // a signal per chunk of output
 
-	// roomFailed: the screen said the room did not take a report.
-	roomFailed bool
+	// onScreen is the error the screen shows now, counted once while it
+	// stays; waiting is set while the screen says the room has not taken
+	// the reports yet.
+	onScreen string
+	waiting  bool
+	// kinds counts the bot's errors by kind; slow its slow keys; roomWaits
+	// the times its screen said the room was behind.
+	kinds           map[string]int
+	slow, roomWaits int
 
 	mu      sync.Mutex
 	pressed time.Time
@@ -470,7 +561,7 @@ type bot struct {
 }
 
 func dialBot(t *testing.T, addr, name string) (*bot, error) {
-	bt := &bot{name: name, out: make(chan struct{}, 1)}
+	bt := &bot{name: name, out: make(chan struct{}, 1), kinds: map[string]int{}}
 	c, err := sshtest.Dial(t, addr, sshtest.Options{User: name, Width: 120, Height: 40, NoLog: true, OnOutput: bt.heard})
 	if err != nil {
 		return nil, err
@@ -505,12 +596,58 @@ var round = []struct{ key, shows, what string }{
 }
 
 // roomFailedText marks an error where the screen said the room did not take
-// (or has not taken) a report.
+// a report.
 const roomFailedText = "the screen said the room did not take a report"
 
-// stepTimeout is how long a key may take to show its effect before it
-// counts as an error.
-const stepTimeout = 5 * time.Second
+// screenErrors are what a screen says when something failed, as the TUI
+// words them (tui/screen's status line and tui's room notices).
+var screenErrors = []string{
+	"The last step failed", "PostgreSQL went away", "The resource stopped answering",
+	"leaserace hit a bug", "did not take the last report",
+}
+
+// roomWaitText is what a screen says while the room has not taken its
+// reports for a while: still retrying, nothing lost. Slowness, not failure.
+const roomWaitText = "has not taken your reports"
+
+// slowKey is how long a key may take to show its effect before it counts
+// as slow.
+const slowKey = 5 * time.Second
+
+// keyBound is how long a key may take to show its effect before it counts
+// as failed: three times the tests' wait bound (pgtest.WaitTimeout, which
+// CI scales for a loaded machine). An overloaded room is slow; a key that
+// shows nothing for this long is broken.
+func keyBound() time.Duration { return 3 * pgtest.WaitTimeout() }
+
+// checkScreen counts what the screen says: an error once while it stays
+// on screen, and each time the room falls behind.
+func (bt *bot) checkScreen() (errs []string) {
+	scr := bt.c.Screen()
+	flat := sshtest.Flat(scr)
+	shown := ""
+	for _, e := range screenErrors {
+		if strings.Contains(flat, e) {
+			shown = e
+			break
+		}
+	}
+	if shown != "" && shown != bt.onScreen {
+		what := "the screen showed an error"
+		if shown == "did not take the last report" {
+			what = roomFailedText
+		}
+		bt.kinds[errScreen]++
+		errs = append(errs, fmt.Sprintf("%s: %s (%q); screen:\n%s", bt.name, what, shown, scr))
+	}
+	bt.onScreen = shown
+	waiting := strings.Contains(flat, roomWaitText)
+	if waiting && !bt.waiting {
+		bt.roomWaits++
+	}
+	bt.waiting = waiting
+	return errs
+}
 
 // step presses a key every `every` (or as soon as the last one showed its
 // effect, if later) until deadline.
@@ -535,21 +672,27 @@ func (bt *bot) step(deadline time.Time, every time.Duration) (first, done []floa
 		bt.mu.Unlock()
 		presses++
 		if err := bt.c.Send(k.key); err != nil {
+			bt.kinds[errSession]++
 			errs = append(errs, fmt.Sprintf("%s: %v", bt.name, err))
 			return
 		}
-		f, d, ok := bt.await(k.shows, at.Add(stepTimeout))
+		f, d, ok, gone := bt.await(k.shows, at.Add(keyBound()))
+		errs = append(errs, bt.checkScreen()...)
+		if gone {
+			bt.kinds[errSession]++
+			errs = append(errs, fmt.Sprintf("%s: the session ended; screen:\n%s", bt.name, bt.c.Screen()))
+			return
+		}
 		if !ok {
-			errs = append(errs, fmt.Sprintf("%s: %q did not show %q within %s; screen:\n%s", bt.name, k.key, k.shows, stepTimeout, bt.c.Screen()))
+			bt.kinds[errKey]++
+			errs = append(errs, fmt.Sprintf("%s: %q did not show %q within %s; screen:\n%s", bt.name, k.key, k.shows, keyBound(), bt.c.Screen()))
 			bt.resync()
 			i = 0
 			next = time.Now().Add(every)
 			continue
 		}
-		if scr := sshtest.Flat(bt.c.Screen()); (strings.Contains(scr, "did not take the last report") || strings.Contains(scr, "has not taken your reports")) && !bt.roomFailed {
-			// The step showed, but the board missed it: that is an error too.
-			bt.roomFailed = true
-			errs = append(errs, fmt.Sprintf("%s: %s; screen:\n%s", bt.name, roomFailedText, bt.c.Screen()))
+		if d.Sub(at) > slowKey {
+			bt.slow++
 		}
 		first = append(first, ms(f.Sub(at)))
 		done = append(done, ms(d.Sub(at)))
@@ -562,21 +705,24 @@ func (bt *bot) step(deadline time.Time, every time.Duration) (first, done []floa
 }
 
 // await waits until the screen shows want; it returns when the first
-// output after the key press came and when the output that showed want did.
-func (bt *bot) await(want string, until time.Time) (first, done time.Time, ok bool) {
+// output after the key press came and when the output that showed want did,
+// or gone when the session ended first.
+func (bt *bot) await(want string, until time.Time) (first, done time.Time, ok, gone bool) {
 	t := time.NewTimer(time.Until(until))
 	defer t.Stop()
 	for {
 		select {
 		case <-bt.out:
+		case <-bt.c.Ended():
+			return first, done, false, true
 		case <-t.C:
-			return first, done, false
+			return first, done, false, false
 		}
 		bt.mu.Lock()
 		first, done = bt.first, bt.last
 		bt.mu.Unlock()
 		if !first.IsZero() && strings.Contains(sshtest.Flat(bt.c.Screen()), want) {
-			return first, done, true
+			return first, done, true, false
 		}
 	}
 }
@@ -587,7 +733,7 @@ func (bt *bot) resync() {
 	_ = bt.c.Send("\x1b")
 	time.Sleep(time.Second)
 	_ = bt.c.Send("g")
-	_, _ = bt.c.Await(stepTimeout, event(0))
+	_, _ = bt.c.Await(keyBound(), event(0))
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -23,6 +23,7 @@ import (
 	"github.com/leaserace/leaserace/scenario"
 	"github.com/leaserace/leaserace/sshroom"
 	"github.com/leaserace/leaserace/tui"
+	"github.com/leaserace/leaserace/tui/screen"
 )
 
 // Defaults of Config.
@@ -91,6 +92,9 @@ type Room struct {
 
 	backlog Backlog
 	seats   *seatBatcher
+	// frames draws the parts of the attendees' frames that followers at
+	// one step share once for all of them.
+	frames *screen.Shared
 
 	shutdownOnce sync.Once
 	shutdownErr  error
@@ -137,7 +141,7 @@ func Start(ctx context.Context, cfg Config) (_ *Room, err error) {
 			return nil, err
 		}
 	}
-	r := &Room{cfg: cfg, sc: sc, done: make(chan struct{}), sessions: map[string]*seatLink{}}
+	r := &Room{cfg: cfg, sc: sc, done: make(chan struct{}), sessions: map[string]*seatLink{}, frames: screen.NewShared(screen.DefaultShared)}
 
 	// Bind first: a port taken or an address refused fails before
 	// anything else starts, and the port names this process on the board.
@@ -229,7 +233,7 @@ func (r *Room) attendee(ctx context.Context, s sshroom.Session) (tea.Model, func
 	// own Close, in the cleanup, ends what it started.
 	m, err := tui.NewModel(context.WithoutCancel(ctx), tui.Config{
 		Run: run, Host: r.host, Who: s.User, Room: link, Seat: seat, Follow: true,
-		Renderer: s.Renderer, Remote: true, Provider: "room",
+		Renderer: s.Renderer, Remote: true, Provider: "room", Frames: r.frames,
 	})
 	if err != nil {
 		cctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
@@ -275,6 +279,10 @@ func (r *Room) Server() string { return r.cfg.Server }
 // Attendees lists who is connected to this process, in the order they
 // joined.
 func (r *Room) Attendees() []sshroom.AttendeeInfo { return r.ssh.Attendees() }
+
+// Frames is how the attendees' frames shared their sections: hits are
+// frames that found them drawn by another attendee (or an earlier frame).
+func (r *Room) Frames() screen.SharedStats { return r.frames.Stats() }
 
 // Backlog is how the attendees' reports fared on their way to the room:
 // how many waited and for how long.

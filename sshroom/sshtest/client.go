@@ -338,6 +338,10 @@ func (c *Client) WaitExit(d time.Duration) int {
 	return -1
 }
 
+// Ended is closed once the session's output ended: the server closed the
+// session or the connection dropped.
+func (c *Client) Ended() <-chan struct{} { return c.drained }
+
 // Close ends the connection the polite way, as ssh does on exit.
 func (c *Client) Close() error { return c.conn.Close() }
 

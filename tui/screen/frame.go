@@ -59,12 +59,13 @@ func (m Screen) Frame(w, h int) string {
 	case m.Snap.Scenario == nil:
 		lines = nil
 	default:
-		sc := newSections(m, w)
+		f := m.Shared.shelfFor(m, w)
+		sc := newSections(m, w, f)
 		lines = sc.fit(h)
 		if m.Replay != nil && (len(lines) > h || sc.lossy) {
 			// A tight screen keeps the story whole and says REPLAY in
 			// fewer words.
-			cc := newSections(m, w)
+			cc := newSections(m, w, f)
 			cc.compact = true
 			if alt := cc.fit(h); len(alt) <= h {
 				lines, sc = alt, cc
@@ -80,6 +81,11 @@ func (m Screen) Frame(w, h int) string {
 		lines = lines[:h]
 	}
 	var b strings.Builder
+	n := len(lines)
+	for _, l := range lines {
+		n += len(l)
+	}
+	b.Grow(n)
 	for i, l := range lines {
 		if i > 0 {
 			b.WriteByte('\n')
@@ -100,14 +106,17 @@ func (m Screen) tooSmall(w, h int) []string {
 }
 
 // sections renders each part of the screen once per frame and variant,
-// since Frame tries several arrangements before one fits.
+// since Frame tries several arrangements before one fits. The parts that
+// depend only on the snapshot, the width and the look (the lanes, panes,
+// SQL and narration) come from the shelf when the screen shares them
+// (Shared), and are drawn once for every screen that does.
 type sections struct {
-	m                     Screen
-	w                     int
-	header, status, help  []string
-	chooser               []string
-	timeline              map[[2]bool][]string
-	panes, sql, narration map[[2]int][]string
+	m                    Screen
+	w                    int
+	header, status, help []string
+	chooser              []string
+	parts                map[partKey][]string
+	shelf                *shelf
 	// lossy is set when the last arrangement tried shortened a section.
 	lossy bool
 	// compact shortens the REPLAY banner to fit a small screen.
@@ -163,20 +172,46 @@ func (c *sections) playCompact(h int) []string {
 	return append(out, c.help...)
 }
 
-func newSections(m Screen, w int) *sections {
-	return &sections{m: m, w: w,
-		timeline: map[[2]bool][]string{},
-		panes:    map[[2]int][]string{}, sql: map[[2]int][]string{}, narration: map[[2]int][]string{},
-	}
+func newSections(m Screen, w int, f *shelf) *sections {
+	return &sections{m: m, w: w, parts: map[partKey][]string{}, shelf: f}
 }
 
-// memo returns cache[k], computing it with f the first time.
-func memo[K comparable](cache map[K][]string, k K, f func() []string) []string {
-	if v, ok := cache[k]; ok {
+// part names one section in one variant of the layout.
+type part int
+
+const (
+	partTimeline part = iota
+	partPanes
+	partSQL
+	partNarration
+	partHeader
+)
+
+// partKey is a section and the layout's choices it depends on.
+type partKey struct {
+	part part
+	a, b int
+	s    string
+}
+
+// memo returns the section k, drawing it with f the first time this
+// frame, or any frame on the same shelf, asks for it. Sections on a shelf
+// are shared between goroutines: nobody changes a slice memo returns.
+func (c *sections) memo(k partKey, f func() []string) []string {
+	if v, ok := c.parts[k]; ok {
 		return v
 	}
+	if c.shelf != nil {
+		if v, ok := c.shelf.get(k); ok {
+			c.parts[k] = v
+			return v
+		}
+	}
 	v := f()
-	cache[k] = v
+	c.parts[k] = v
+	if c.shelf != nil {
+		c.shelf.put(k, v)
+	}
 	return v
 }
 
@@ -197,7 +232,7 @@ func (c *sections) screen(l layout) []string {
 	c.lossy = l.paneMax > 0 || l.sqlMax > 0 || l.noteMax > 0
 	if c.header == nil {
 		// The REPLAY banner leads the header: it is never squeezed out.
-		c.header = append(m.banner(w, c.compact), m.header(w)...)
+		c.header = append(m.banner(w, c.compact), c.headerLines()...)
 		c.status = m.statusLines(w)
 		if !m.Cast {
 			c.help = m.helpLines(w)
@@ -211,7 +246,7 @@ func (c *sections) screen(l layout) []string {
 	}
 	out = append(out, c.header...)
 	gap()
-	out = append(out, memo(c.timeline, [2]bool{l.legend, l.cursor}, func() []string { return m.timeline(w, l.legend, l.cursor) })...)
+	out = append(out, c.memo(partKey{part: partTimeline, a: btoi(l.legend), b: btoi(l.cursor)}, func() []string { return m.timeline(w, l.legend, l.cursor) })...)
 	gap()
 	if m.Chooser.Open {
 		if c.chooser == nil {
@@ -224,7 +259,7 @@ func (c *sections) screen(l layout) []string {
 		out = append(out, m.boardLines(w)...)
 	} else {
 		b := btoi(l.boxes)
-		out = append(out, memo(c.panes, [2]int{b, l.paneMax}, func() []string { return m.panes(w, l) })...)
+		out = append(out, c.memo(partKey{part: partPanes, a: b, b: l.paneMax}, func() []string { return m.panes(w, l) })...)
 		gap()
 		if m.Ask != nil {
 			out = append(out, m.askLines(w)...)
@@ -235,13 +270,31 @@ func (c *sections) screen(l layout) []string {
 			out = append(out, m.goalLines(w)...)
 			gap()
 		}
-		out = append(out, memo(c.sql, [2]int{b, l.sqlMax}, func() []string { return m.sqlSection(w, l) })...)
-		out = append(out, memo(c.narration, [2]int{b, l.noteMax}, func() []string { return m.narration(w, l) })...)
+		out = append(out, c.memo(partKey{part: partSQL, a: b, b: l.sqlMax}, func() []string { return m.sqlSection(w, l) })...)
+		out = append(out, c.memo(partKey{part: partNarration, a: b, b: l.noteMax}, func() []string { return m.narration(w, l) })...)
 	}
 	gap()
 	out = append(out, c.status...)
 	out = append(out, c.help...)
 	return out
+}
+
+// headerLines is the header; on a shelf, kept by what it shows besides
+// the snapshot: playing or not, the command under way, and the room line
+// of an attendee (the presenter's counts the board: drawn every time).
+func (c *sections) headerLines() []string {
+	m := c.m
+	room := 0
+	switch r := m.Room; {
+	case r == nil:
+	case r.Presenter:
+		return m.header(c.w)
+	case r.Following:
+		room = 1
+	default:
+		room = 2
+	}
+	return c.memo(partKey{partHeader, btoi(m.Playing), room, m.Running}, func() []string { return m.header(c.w) })
 }
 
 func btoi(b bool) int {
@@ -361,7 +414,12 @@ func (m Screen) helpLines(w int) []string {
 		}
 		return lines
 	}
-	return []string{h.ShortHelpView(fitBindings(km.ShortHelp(), w, text.Width(h.ShortSeparator)))}
+	bs := fitBindings(km.ShortHelp(), w, text.Width(h.ShortSeparator))
+	if m.Shared != nil && m.Styles != nil && m.Styles.Look != "" {
+		// Every attendee's key help is one of a few lines: draw each once.
+		return []string{m.Shared.shortHelp(m.Styles.Look, h.ShortSeparator, bs, func() string { return h.ShortHelpView(bs) })}
+	}
+	return []string{h.ShortHelpView(bs)}
 }
 
 // fitBindings is the longest prefix of bs whose short help fits in w.

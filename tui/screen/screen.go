@@ -67,6 +67,10 @@ type Screen struct {
 	// Cast is set for frames rendered into an asciicast: no key help, as
 	// nobody can press a key in a recording.
 	Cast bool
+	// Shared, when set, draws the sections that depend only on the
+	// snapshot, the width and the look once for every screen that points
+	// at it (a room's attendees); nil draws them all for this screen.
+	Shared *Shared
 }
 
 // New is an empty screen whose styles are built on r (nil means

@@ -25,6 +25,10 @@ type Snapshot struct {
 	Goals   []world.GoalStatus
 	// Rec is the recording on show when the run is a replay.
 	Rec *transcript.Recording
+
+	// id is the snapshot's identity for shared frames (Shared), worked
+	// out once; nil for a snapshot not taken by SnapshotOf.
+	id *snapID
 }
 
 // Run is what a snapshot is copied from: an *engine.Run, named by its
@@ -45,7 +49,7 @@ type Run interface {
 // r holds in memory (no statement runs), so the command that changed r
 // takes it, and drawing never calls into the engine.
 func SnapshotOf(r Run) Snapshot {
-	s := Snapshot{Scenario: r.Scenario(), View: r.View(), Log: r.Log(), Steps: r.Steps(), Start: r.Start(), End: r.End(), Live: r.Live()}
+	s := Snapshot{Scenario: r.Scenario(), View: r.View(), Log: r.Log(), Steps: r.Steps(), Start: r.Start(), End: r.End(), Live: r.Live(), id: new(snapID)}
 	s.Options = r.Options()
 	s.Goals = world.GoalsOf(s.Scenario.Goals(), s.Scenario.Initial, s.Steps)
 	if rec, ok := r.Recording(); ok {

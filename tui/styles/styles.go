@@ -46,6 +46,10 @@ func (k Ink) Render(s string) string {
 // Styles is every style the TUI uses, all bound to one renderer.
 type Styles struct {
 	Renderer *lipgloss.Renderer
+	// Look is what the styles are a function of: the renderer's colour
+	// profile and whether its background is dark. Two Styles with one
+	// Look draw alike; "" for styles not made by New.
+	Look string
 
 	Title    Ink // app and scenario name
 	Faint    Ink // secondary words
@@ -115,6 +119,7 @@ func New(r *lipgloss.Renderer) Styles {
 	ink := func(st lipgloss.Style) Ink { return NewInk(st) }
 	return Styles{
 		Renderer: r,
+		Look:     strconv.Itoa(int(r.ColorProfile())) + "/" + strconv.FormatBool(r.HasDarkBackground()),
 		Title:    ink(ns().Bold(true)),
 		Faint:    ink(ns().Foreground(faint)),
 		Label:    ink(ns().Foreground(faint)),
