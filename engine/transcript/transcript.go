@@ -244,6 +244,9 @@ type Par struct {
 	// Runs of Of complete runs reach the goal (exact decimal counts).
 	Runs string `json:"runs"`
 	Of   string `json:"of"`
+	// Cut, when no order reaches the goal, names the move that cuts every
+	// path to it, in the run's own words; absent in older files.
+	Cut string `json:"cut,omitempty"`
 }
 
 // IsPlayed reports whether the transcript is of a played run: its
