@@ -467,6 +467,9 @@ func goalWords(g GoalRecord) string {
 			par = fmt.Sprintf(", par %d", p.Moves)
 		} else {
 			par = fmt.Sprintf("; no order of the moves reaches it (%s of %s runs)", mdText(p.Runs), mdText(p.Of))
+			if p.Cut != "" {
+				par += "; what cuts every path: " + mdText(p.Cut)
+			}
 		}
 	}
 	if !g.Reached {

@@ -344,12 +344,16 @@ func (c *Cuts) validWritesAccepted() string {
 	return "every write carrying at least the resource's highest fence accepted was accepted: " + examples(parts)
 }
 
-// examples joins the first two parts and counts the rest.
+// examples is the first part, with how many more there are: the search
+// saw them all, the screen has room for one.
 func examples(parts []string) string {
-	if len(parts) <= 2 {
-		return strings.Join(parts, "; ")
+	switch len(parts) {
+	case 1:
+		return parts[0]
+	case 2:
+		return parts[0] + ", and one more like it"
 	}
-	return fmt.Sprintf("%s; and %d more like them", strings.Join(parts[:2], "; "), len(parts)-2)
+	return fmt.Sprintf("%s, and %d more like it", parts[0], len(parts)-1)
 }
 
 func statuses(ss []int) string {

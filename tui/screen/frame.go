@@ -232,7 +232,9 @@ func (c *sections) screen(l layout) []string {
 		}
 		if m.Play.On {
 			out = append(out, m.playLines(w)...)
-			out = append(out, m.goalLines(w)...)
+			// A layout that shortens sections says where an impossible
+			// goal's cut is, rather than spell it out.
+			out = append(out, m.goalPanel(w, false, !c.lossy)...)
 			gap()
 		}
 		out = append(out, memo(c.sql, [2]int{b, l.sqlMax}, func() []string { return m.sqlSection(w, l) })...)
