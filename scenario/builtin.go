@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -94,4 +95,41 @@ func Load(nameOrFile string) (*Scenario, error) {
 		}
 	}
 	return LoadFile(nameOrFile)
+}
+
+// Renaming is one change of words between releases: what matches Was
+// (a regular expression) now reads Now ($1 and the like name its groups).
+type Renaming struct {
+	Was *regexp.Regexp
+	Now string
+}
+
+// Renamed lists the words of the built-in scenarios, and of what a run
+// says about them, that an earlier release wrote otherwise. The reports'
+// values were "report v2'" and the like, which read like a lease_version
+// and whose primes nothing explained; the fence went by "token" and
+// "epoch" in the values; a lease was "A, fence 1, v1, expires 1060". A
+// transcript recorded before is read with today's words through these,
+// so that it still verifies against a live run.
+func Renamed() []Renaming {
+	var out []Renaming
+	for _, p := range [][2]string{
+		{"report v1 (A, fence 1)", "report #1 from A (fence 1)"},
+		{"report v2 (B, fence 2)", "report #2 from B (fence 2)"},
+		{"report v2' (A, fence 1)", "report #2 from A (fence 1)"},
+		{"report v3 (B, fence 2)", "report #3 from B (fence 2)"},
+		{"report v3' (A, fence 1)", "report #3 from A (fence 1)"},
+		{"file v32 (token 32)", "file as of fence 32"},
+		{"file v34 (B, token 34)", "file from B (fence 34)"},
+		{"file v33' (A, token 33)", "file from A (fence 33)"},
+		{"batch 1 (P1, epoch 5)", "batch 1 (P1, fence 5)"},
+		{"batch 2 (P1, epoch 5)", "batch 2 (P1, fence 5)"},
+		{"batch 2 (P2, epoch 6)", "batch 2 (P2, fence 6)"},
+		{"batch 3 (P2, epoch 6)", "batch 3 (P2, fence 6)"},
+	} {
+		out = append(out, Renaming{Was: regexp.MustCompile(regexp.QuoteMeta(p[0])), Now: strings.ReplaceAll(p[1], "$", "$$")})
+	}
+	// Lease.String: "A, fence 1, v1, expires 1060".
+	out = append(out, Renaming{Was: regexp.MustCompile(`(, fence -?[0-9]+), v(-?[0-9]+), expires `), Now: "${1}, lease_version ${2}, expires "})
+	return out
 }

@@ -107,7 +107,7 @@ func TallyOf(effects []Effect) Tally {
 	return t
 }
 
-// String is the lease in a person's words: "A, fence 1, v1, expires 1060".
+// String is the lease in a person's words: "A, fence 1, lease_version 1, expires 1060".
 func (l Lease) String() string {
-	return fmt.Sprintf("%s, fence %d, v%d, expires %d", l.Owner, l.Fence, l.LeaseVersion, l.ExpiresAt)
+	return fmt.Sprintf("%s, fence %d, lease_version %d, expires %d", l.Owner, l.Fence, l.LeaseVersion, l.ExpiresAt)
 }

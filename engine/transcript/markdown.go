@@ -364,7 +364,7 @@ func leaseCell(prev, cur *scenario.Lease) string {
 	s := strings.Join([]string{
 		bold(p.Owner != cur.Owner, mdText(cur.Owner)),
 		bold(p.Fence != cur.Fence, fmt.Sprintf("fence %d", cur.Fence)),
-		bold(p.LeaseVersion != cur.LeaseVersion, fmt.Sprintf("v%d", cur.LeaseVersion)),
+		bold(p.LeaseVersion != cur.LeaseVersion, fmt.Sprintf("lease_version %d", cur.LeaseVersion)),
 		bold(p.ExpiresAt != cur.ExpiresAt, fmt.Sprintf("expires %d", cur.ExpiresAt)),
 	}, " · ")
 	if prev != nil && cur.Fence < prev.Fence {
@@ -377,7 +377,7 @@ func leasePlain(l *scenario.Lease) string {
 	if l == nil {
 		return "no lease row"
 	}
-	return fmt.Sprintf("%s · fence %d · v%d · expires %d", mdText(l.Owner), l.Fence, l.LeaseVersion, l.ExpiresAt)
+	return fmt.Sprintf("%s · fence %d · lease_version %d · expires %d", mdText(l.Owner), l.Fence, l.LeaseVersion, l.ExpiresAt)
 }
 
 func resourcePlain(epoch int64, value json.RawMessage) string {

@@ -279,7 +279,7 @@ func (d *mermaid) step(in, i int, s Step, prev *scenario.Lease) {
 		d.line(in, "%s%s%s: %s", who, rowsArrow(s.Rows), mmdCoordinator, mmdText(what+": "+d.t.Knobs.Renewal.Describe()))
 		note := coordWords(s, prev)
 		if s.Rows == 0 && m != nil {
-			note += fmt.Sprintf(" · refused: %s's fence %d, v%d is not current", m.Snapshot.Owner, m.Snapshot.Fence, m.Snapshot.LeaseVersion)
+			note += fmt.Sprintf(" · refused: %s's fence %d, lease_version %d is not current", m.Snapshot.Owner, m.Snapshot.Fence, m.Snapshot.LeaseVersion)
 		}
 		d.line(in, "Note over %s: %s", mmdCoordinator, mmdText(note))
 	case (s.Action == scenario.ActionAcquire || s.Action == scenario.ActionReelect) && s.SQL != "":
@@ -422,7 +422,7 @@ func coordWords(s Step, prev *scenario.Lease) string {
 		ch = append(ch, fmt.Sprintf("fence %d kept", cur.Fence))
 	}
 	if prev.LeaseVersion != cur.LeaseVersion {
-		ch = append(ch, fmt.Sprintf("v%d → v%d", prev.LeaseVersion, cur.LeaseVersion))
+		ch = append(ch, fmt.Sprintf("lease_version %d → %d", prev.LeaseVersion, cur.LeaseVersion))
 	}
 	if prev.ExpiresAt != cur.ExpiresAt {
 		ch = append(ch, fmt.Sprintf("expires %d → %d", prev.ExpiresAt, cur.ExpiresAt))
