@@ -129,7 +129,28 @@ func Renamed() []Renaming {
 	} {
 		out = append(out, Renaming{Was: regexp.MustCompile(regexp.QuoteMeta(p[0])), Now: strings.ReplaceAll(p[1], "$", "$$")})
 	}
-	// Lease.String: "A, fence 1, v1, expires 1060".
-	out = append(out, Renaming{Was: regexp.MustCompile(`(, fence -?[0-9]+), v(-?[0-9]+), expires `), Now: "${1}, lease_version ${2}, expires "})
+	// The narration, the judgements and the resource's reasons, which
+	// called the fence an epoch. They are matched in JSON text, where >
+	// is written \u003e.
+	n := `(-?[0-9]+)`
+	for _, p := range [][2]string{
+		// Lease.String: "A, fence 1, v1, expires 1060".
+		{`(, fence -?[0-9]+), v` + n + `, expires `, "${1}, lease_version ${2}, expires "},
+		{` with an epoch that is no longer current\.`, " with a lease that is no longer current."},
+		{`\(its epoch is not current\)`, "(its lease is not current)"},
+		{`renewed an epoch that was no longer current`, "renewed a lease that was no longer current"},
+		{`'s write with epoch ` + n, "'s write with fence ${1}"},
+		{` after a newer epoch \(`, " after a newer fence ("},
+		{`; stored epoch ` + n + ` → ` + n + `\)`, "; stored fence ${1} → ${2})"},
+		{`: stored epoch ` + n + ` (\\u003c|≤) new epoch ` + n + `: accepted`, ": the resource's highest fence accepted ${1} ${2} fence ${3}: accepted"},
+		{` wants stored epoch (\\u003c|≤) new epoch, and`, " wants the resource's highest fence accepted ${1} the write's fence, and"},
+		{`epoch ` + n + ` is not above the stored epoch ` + n + `: strict fencing accepts only epoch \\u003e stored`, "fence ${1} is not above the resource's highest fence accepted, ${2}: strict fencing accepts only a fence above it"},
+		{`epoch ` + n + ` is below the stored epoch ` + n + `: monotonic fencing accepts epoch \\u003e= stored`, "fence ${1} is below the resource's highest fence accepted, ${2}: monotonic fencing accepts a fence at or above it"},
+		{`new epoch ` + n + ` < highest accepted ` + n, "fence ${1} < the resource's highest fence accepted ${2}"},
+		{`new epoch ` + n + ` \\u003c highest accepted ` + n, "fence ${1} \\u003c the resource's highest fence accepted ${2}"},
+		{`highest accepted ` + n + ` ≤ new epoch ` + n, "the resource's highest fence accepted ${1} ≤ fence ${2}"},
+	} {
+		out = append(out, Renaming{Was: regexp.MustCompile(p[0]), Now: p[1]})
+	}
 	return out
 }

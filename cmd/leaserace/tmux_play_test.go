@@ -162,7 +162,7 @@ func TestTmuxPausedHolderAndFencing(t *testing.T) {
 	s.keys("f", "f") // off → strict → monotonic, at the same step
 	s.waitFlat("fencing: monotonic", 30*time.Second)
 	scr = s.waitFlat("1 effect / safe", 30*time.Second)
-	if !strings.Contains(flat(scr), "monotonic wants stored epoch ≤ new epoch, and 34 ≤ 33 is false") {
+	if !strings.Contains(flat(scr), "monotonic wants the resource's highest fence accepted ≤ the write's fence, and 34 ≤ 33 is false") {
 		t.Errorf("monotonic fencing did not refuse A's write in words:\n%s", scr)
 	}
 	s.keys("q")

@@ -46,7 +46,7 @@ func TestVerifyTranscriptsFromBeforeTheRename(t *testing.T) {
 				t.Fatalf("not identical once reworded: %+v", res)
 			}
 			var b strings.Builder
-			if err := res.WriteReport(&b); err != nil || !strings.HasPrefix(b.String(), "identical: ") || !strings.Contains(b.String(), "recorded by an earlier release") {
+			if err := res.WriteReport(&b); err != nil || !strings.HasPrefix(b.String(), "identical: ") || !strings.Contains(b.String(), "an earlier release, which recorded the file") {
 				t.Errorf("report: %q (%v)", b.String(), err)
 			}
 		})

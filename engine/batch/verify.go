@@ -337,7 +337,7 @@ func (r VerifyResult) WriteReport(w io.Writer) error {
 		if r.Format == transcript.FormatV1 {
 			fmt.Fprintf(&b, "identical: %s, %s, every fact reproduced by a live run (a v1 transcript: its narration and verdict are compared no more, as this release words and judges them anew)\n", what, steps)
 		} else if r.Reworded {
-			fmt.Fprintf(&b, "identical: %s, %s, reproduced by a live run (%s) once read with this release's names for the scenario's values (the file was recorded by an earlier release)\n", what, steps, r.Live)
+			fmt.Fprintf(&b, "identical: %s, %s, reproduced by a live run (%s) once read with this release's words for what an earlier release, which recorded the file, named otherwise\n", what, steps, r.Live)
 		} else {
 			fmt.Fprintf(&b, "identical: %s, %s, %s, reproduced by a live run\n", what, steps, r.Live)
 		}

@@ -217,25 +217,11 @@ func goalRowOf(g transcript.GoalRecord, knobs string) goalRow {
 }
 
 func renewalWords(r scenario.Renewal) string {
-	switch r {
-	case scenario.RenewalBlind:
-		return "blind overwrite: a delivered heartbeat writes the lease row from its cached snapshot"
-	case scenario.RenewalCompare:
-		return "compare-and-renew: the row is renewed only while owner, fence and lease_version still match and the lease has not expired"
-	}
-	return ""
+	return r.Describe() + ": " + r.Explain()
 }
 
 func fencingWords(f scenario.Fencing) string {
-	switch f {
-	case scenario.FencingOff:
-		return "no fencing: the resource accepts every write"
-	case scenario.FencingStrict:
-		return "fence > the resource's highest fence accepted"
-	case scenario.FencingMonotonic:
-		return "fence ≥ the resource's highest fence accepted"
-	}
-	return ""
+	return f.Describe() + ": " + f.Explain()
 }
 
 func outcomeWords(o transcript.Outcome) string {

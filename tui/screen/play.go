@@ -146,7 +146,7 @@ func (m Screen) stateLine(w int) []string {
 		}
 		p = append(p, text.Plain(" · in flight: "+strings.Join(ids, ", ")))
 	}
-	return text.Clip(text.Wrap(p, w, "", "  "), 2)
+	return text.ClipSaying(text.Wrap(p, w, "", "  "), 2, "p leaves play mode to show the panes")
 }
 
 // goalLinesShort is the goal panel in a line per goal where it can: par
