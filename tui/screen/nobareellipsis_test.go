@@ -33,3 +33,18 @@ func TestGoldenScreensNameWhereACutGoes(t *testing.T) {
 		}
 	}
 }
+
+// The status line keeps to its lines and says that ? shows the rest; with
+// the full help on, it shows every line (a long error read in full).
+func TestStatusSaysWhereTheRestIs(t *testing.T) {
+	lines := []string{"⚠ The last step failed: R reconnects", "  and replays; the error was long", "  and went on", "  to a fourth line"}
+	var m Screen
+	got := m.clipStatus(lines, 3)
+	if len(got) != 3 || !strings.HasPrefix(got[2], "… ? shows all of it") {
+		t.Errorf("clipped status: %q", got)
+	}
+	m.Help.ShowAll = true
+	if got := m.clipStatus(lines, 3); len(got) != 4 {
+		t.Errorf("with ? on, the status is cut: %q", got)
+	}
+}
