@@ -81,6 +81,32 @@ func (f Fencing) Describe() string {
 	return string(f)
 }
 
+// Explain says what the renewal mode does, in a sentence: the one
+// explanation every screen and export uses.
+func (r Renewal) Explain() string {
+	switch r {
+	case RenewalBlind:
+		return "a delivered heartbeat writes the lease row from its cached snapshot, with no ownership condition"
+	case RenewalCompare:
+		return "the row is renewed only while owner, fence and lease_version still match the snapshot and the lease has not expired; zero rows means the heartbeat was refused"
+	}
+	return ""
+}
+
+// Explain says what the fencing mode does, in a sentence: the one
+// explanation every screen and export uses.
+func (f Fencing) Explain() string {
+	switch f {
+	case FencingOff:
+		return "the resource accepts every write, whatever its fence"
+	case FencingStrict:
+		return "the resource accepts only a fence above its highest fence accepted: it refuses stale fences but also the current holder's second write; the unsuccessful fix"
+	case FencingMonotonic:
+		return "the resource accepts a fence at or above its highest fence accepted and refuses only older ones; the verified repair"
+	}
+	return ""
+}
+
 // Next cycles off → strict → monotonic → off.
 func (f Fencing) Next() Fencing {
 	all := Fencings()

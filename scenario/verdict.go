@@ -61,20 +61,20 @@ func Judge(initialEpoch int64, effects []Effect) string {
 		switch {
 		case e.Accepted && e.Epoch < high:
 			e.Judgement = JudgedConflict
-			e.Why = fmt.Sprintf("new epoch %d < highest accepted %d, yet accepted: a stale write reached the resource", e.Epoch, high)
+			e.Why = fmt.Sprintf("fence %d < the resource's highest fence accepted %d, yet accepted: a stale write reached the resource", e.Epoch, high)
 			verdict = VerdictConflict
 		case !e.Accepted && e.Epoch >= high:
 			e.Judgement = JudgedBlocked
-			e.Why = fmt.Sprintf("highest accepted %d ≤ new epoch %d, yet refused: a valid write was lost", high, e.Epoch)
+			e.Why = fmt.Sprintf("the resource's highest fence accepted %d ≤ fence %d, yet refused: a valid write was lost", high, e.Epoch)
 			if verdict == VerdictSafe {
 				verdict = VerdictBlocked
 			}
 		case e.Accepted:
 			e.Judgement = JudgedOK
-			e.Why = fmt.Sprintf("highest accepted %d ≤ new epoch %d: accepted, as it should be", high, e.Epoch)
+			e.Why = fmt.Sprintf("the resource's highest fence accepted %d ≤ fence %d: accepted, as it should be", high, e.Epoch)
 		default:
 			e.Judgement = JudgedOK
-			e.Why = fmt.Sprintf("new epoch %d < highest accepted %d: refused, as it should be", e.Epoch, high)
+			e.Why = fmt.Sprintf("fence %d < the resource's highest fence accepted %d: refused, as it should be", e.Epoch, high)
 		}
 		if e.Accepted {
 			high = max(high, e.Epoch)
@@ -107,7 +107,7 @@ func TallyOf(effects []Effect) Tally {
 	return t
 }
 
-// String is the lease in a person's words: "A, fence 1, v1, expires 1060".
+// String is the lease in a person's words: "A, fence 1, lease_version 1, expires 1060".
 func (l Lease) String() string {
-	return fmt.Sprintf("%s, fence %d, v%d, expires %d", l.Owner, l.Fence, l.LeaseVersion, l.ExpiresAt)
+	return fmt.Sprintf("%s, fence %d, lease_version %d, expires %d", l.Owner, l.Fence, l.LeaseVersion, l.ExpiresAt)
 }

@@ -3,6 +3,7 @@ package tui
 import (
 	"bytes"
 	"encoding/json"
+	"html"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -424,6 +425,48 @@ func TestCompareAlonePointsToPausedHolder(t *testing.T) {
 	for _, want := range []string{"The resource accepts a stale write — impossible under compare-and-renew + off", "compare-and-renew alone rules it out here", "paused-holder (s)"} {
 		if !strings.Contains(v, want) {
 			t.Errorf("the panel lacks %q:\n%s", want, m.View())
+		}
+	}
+}
+
+// An impossible goal names the move that cuts every path, from the search:
+// under compare/monotonic the stale write's cut is hb1's delivery getting
+// UPDATE 0. The play screen shows it in full at 120×40 and says where to
+// find it at 80×24; the exported Markdown, page and JSON carry the same
+// words.
+func TestImpossibleGoalNamesTheCut(t *testing.T) {
+	m := openModel(t, "renewal-race", compareMonotonic(), 120, 40)
+	m = press(t, m, "p")
+	var cut string
+	if m.Search != nil && m.Search.Res != nil {
+		for _, g := range m.Search.Res.Goals {
+			if g.Goal.ID == "stale-write" {
+				cut = g.Cut
+			}
+		}
+	}
+	if !strings.Contains(cut, "every delivery of hb1 once its lease was no longer current (B now holds fence 2") || !strings.Contains(cut, "got UPDATE 0, so A never wrote") {
+		t.Fatalf("the search's cut for the stale write: %q", cut)
+	}
+	flat := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+	if v := flat(m.View()); !strings.Contains(v, "what cuts every path: "+cut) {
+		t.Errorf("the goal panel does not show the cut %q:\n%s", cut, m.View())
+	}
+	if v := flat(m.Frame(80, 24)); !strings.Contains(v, "The resource accepts a stale write — impossible here; e exports why") {
+		t.Errorf("at 80×24 the goal panel does not say where the cut is:\n%s", m.Frame(80, 24))
+	}
+	m = press(t, m, "e")
+	for _, ext := range []string{".md", ".html"} {
+		files, _ := filepath.Glob(filepath.Join(m.exportDir, "*"+ext))
+		if len(files) != 1 {
+			t.Fatalf("export wrote %v", files)
+		}
+		data, err := os.ReadFile(files[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(flat(html.UnescapeString(string(data))), "what cuts every path: "+cut) && !strings.Contains(flat(html.UnescapeString(string(data))), "What cuts every path: "+cut) {
+			t.Errorf("%s lacks the cut %q", ext, cut)
 		}
 	}
 }

@@ -260,7 +260,7 @@ func TestRunMovesGoalsAgainstPar(t *testing.T) {
 	for _, want := range []string{
 		"# leaserace played run: renewal-race, renewal blind, fencing off\n",
 		"**stale-write** (The resource accepts a stale write), renewal blind, fencing off: **reached** in 6 moves, par 6: `" + moves + "`",
-		"**valid-write-lost** (A valid write is refused), renewal blind, fencing off: not reached; no order of the moves reaches it (0 of 16788 runs)",
+		"**valid-write-lost** (A valid write is refused), renewal blind, fencing off: not reached; no order of the moves reaches it (0 of 16788 runs); what cuts every path: every write carrying at least the resource's highest fence accepted was accepted: ",
 	} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("Markdown lacks %q:\n%s", want, md)
@@ -276,6 +276,9 @@ func TestRunMovesGoalsAgainstPar(t *testing.T) {
 	tr := readExported(t, filepath.Join(dir, "renewal-race--blind-off.json"))
 	if p := tr.Played; p == nil || !p.OffScript || len(p.Goals) != 3 || p.Goals[0].Par == nil || p.Goals[0].Par.Moves != 6 || p.Goals[0].Moves != 6 {
 		t.Fatalf("the JSON's played section: %+v", tr.Played)
+	}
+	if p := tr.Played.Goals[1].Par; p == nil || p.Moves != 0 || !strings.HasPrefix(p.Cut, "every write carrying at least the resource's highest fence accepted was accepted: ") || tr.Played.Goals[0].Par.Cut != "" {
+		t.Errorf("the JSON's cuts: %+v, %+v", tr.Played.Goals[0].Par, tr.Played.Goals[1].Par)
 	}
 	res = leaserace(t, args(pgArgs(t), "verify", filepath.Join(dir, "renewal-race--blind-off.json"))...)
 	if res.code != 0 {

@@ -33,10 +33,10 @@ it shows the same rows change; ? shows the psql command line for the run on
 screen) and lets you flip two knobs live:
 
   --renewal blind     the heartbeat overwrites the lease from its cached snapshot
-  --renewal compare   compare-and-renew: only while owner, fence and version still match
+  --renewal compare   compare-and-renew: only while owner, fence and lease_version still match
   --fencing off       the resource accepts every write
-  --fencing strict    the resource accepts only epochs above the one it stores
-  --fencing monotonic the resource accepts epochs at or above it (the repair)
+  --fencing strict    the resource accepts only a fence above its highest fence accepted
+  --fencing monotonic the resource accepts a fence at or above it (the repair)
 
 Bare leaserace opens the terminal UI (keys: → ← step, r renewal, f fencing,
 p play mode, e export, ? help, q quit). At a scenario's pivotal steps it asks

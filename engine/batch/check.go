@@ -58,7 +58,7 @@ func CheckRows(rec Recording) []CheckRow {
 func DescribeExpectation(ex scenario.Expectation) string {
 	s := fmt.Sprintf("%d effects, %s", ex.Effects, ex.Verdict)
 	if c := ex.Coordinator; c != nil {
-		s += fmt.Sprintf(", %s/fence %d/v%d/exp %d", c.Owner, c.Fence, c.LeaseVersion, c.ExpiresAt)
+		s += fmt.Sprintf(", %s/fence %d/lease_version %d/exp %d", c.Owner, c.Fence, c.LeaseVersion, c.ExpiresAt)
 	}
 	if r := ex.Resource; r != nil {
 		s += fmt.Sprintf(", resource epoch %d", r.Epoch)

@@ -234,7 +234,7 @@ func TestResourceRejectReasons(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "epoch 1 is below the stored epoch 2: monotonic fencing accepts epoch >= stored"; wr.Reason != want || wr.Effect.Reason != want {
+	if want := "fence 1 is below the resource's highest fence accepted, 2: monotonic fencing accepts a fence at or above it"; wr.Reason != want || wr.Effect.Reason != want {
 		t.Errorf("monotonic reason %q, want %q", wr.Reason, want)
 	}
 	if err := rc.SetFencing(ctx, scenario.FencingStrict); err != nil {
@@ -244,7 +244,7 @@ func TestResourceRejectReasons(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "epoch 2 is not above the stored epoch 2: strict fencing accepts only epoch > stored"; wr.Reason != want {
+	if want := "fence 2 is not above the resource's highest fence accepted, 2: strict fencing accepts only a fence above it"; wr.Reason != want {
 		t.Errorf("strict reason %q, want %q", wr.Reason, want)
 	}
 	if wr.Epoch != 2 || string(wr.Value) != `"x"` || wr.Effect.Actor != "holder" || string(wr.Effect.Value) != `"again"` {
@@ -313,7 +313,7 @@ func TestResourceBoundaryEpochs(t *testing.T) {
 		t.Fatal(err)
 	}
 	wr, err := rc.Write(ctx, "holder", math.MaxInt64, json.RawMessage(`"again"`))
-	if err != nil || wr.Accepted || !strings.Contains(wr.Reason, "epoch 9223372036854775807 is not above the stored epoch 9223372036854775807") {
+	if err != nil || wr.Accepted || !strings.Contains(wr.Reason, "fence 9223372036854775807 is not above the resource's highest fence accepted, 9223372036854775807") {
 		t.Fatalf("strict at MaxInt64: %+v, %v", wr, err)
 	}
 }
@@ -721,7 +721,7 @@ func TestFencingStatementRechecksAfterLockWait(t *testing.T) {
 	}
 	wr := <-got
 	if wr.Accepted || wr.Effect.StoredEpoch != 12 || wr.Epoch != 12 ||
-		wr.Reason != "epoch 11 is below the stored epoch 12: monotonic fencing accepts epoch >= stored" {
+		wr.Reason != "fence 11 is below the resource's highest fence accepted, 12: monotonic fencing accepts a fence at or above it" {
 		t.Errorf("late write: %+v", wr)
 	}
 }

@@ -247,9 +247,9 @@ func (s *Service) ping(ctx context.Context) error {
 func rejectReason(f scenario.Fencing, epoch, stored int64) string {
 	switch f {
 	case scenario.FencingStrict:
-		return fmt.Sprintf("epoch %d is not above the stored epoch %d: strict fencing accepts only epoch > stored", epoch, stored)
+		return fmt.Sprintf("fence %d is not above the resource's highest fence accepted, %d: strict fencing accepts only a fence above it", epoch, stored)
 	case scenario.FencingMonotonic:
-		return fmt.Sprintf("epoch %d is below the stored epoch %d: monotonic fencing accepts epoch >= stored", epoch, stored)
+		return fmt.Sprintf("fence %d is below the resource's highest fence accepted, %d: monotonic fencing accepts a fence at or above it", epoch, stored)
 	}
-	return fmt.Sprintf("epoch %d was refused under %s fencing (stored epoch %d)", epoch, f, stored)
+	return fmt.Sprintf("fence %d was refused under %s fencing (stored fence %d)", epoch, f, stored)
 }

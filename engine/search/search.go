@@ -390,6 +390,7 @@ type searchFound struct {
 type predicateReach struct {
 	runs  *big.Int
 	moves []scenario.Move
+	cut   string
 }
 
 func (f *searchFound) result(sc *scenario.Scenario, cached bool) Result {
@@ -406,6 +407,7 @@ func (f *searchFound) result(sc *scenario.Scenario, cached bool) Result {
 		if i >= 0 {
 			gr.Runs.Set(f.reach[i].runs)
 			gr.Par, gr.Moves = len(f.reach[i].moves), slices.Clone(f.reach[i].moves)
+			gr.Cut = f.reach[i].cut
 		}
 		r.Goals = append(r.Goals, gr)
 	}
@@ -419,6 +421,9 @@ type graph struct {
 	onStack []bool
 	moves   int
 	count   func(int)
+	// cuts gathers what the moves answered, for naming what cuts the
+	// path to a goal no run reaches.
+	cuts world.Cuts
 	// key is room for the key of the state just reached.
 	key []byte
 }
@@ -479,6 +484,7 @@ func (ln *lane) expand(ctx context.Context, g *graph, i int) error {
 		}
 		g.moves++
 		from := &g.nodes[i].s // expanding the moves before may have moved g.nodes
+		g.cuts.Observe(from, st)
 		var bits uint32
 		for b, p := range preds {
 			if from.Reached(p, st) {
@@ -629,6 +635,8 @@ func (g *graph) summarise(sc *scenario.Scenario, k scenario.Knobs) *searchFound 
 		}
 		if bestFrom >= 0 {
 			r.moves = append(pathTo(bestFrom), bestMove)
+		} else {
+			r.cut = g.cuts.Cut(preds[p])
 		}
 		f.reach[p] = r
 	}
@@ -672,7 +680,7 @@ func WithPar(r Result, recs []transcript.GoalRecord) []transcript.GoalRecord {
 		}
 		for _, g := range r.Goals {
 			if g.Goal.ID == out[i].ID {
-				out[i].Par = &transcript.Par{Moves: g.Par, Path: scenario.FormatMoves(g.Moves), Runs: g.Runs.String(), Of: r.Runs.String()}
+				out[i].Par = &transcript.Par{Moves: g.Par, Path: scenario.FormatMoves(g.Moves), Runs: g.Runs.String(), Of: r.Runs.String(), Cut: g.Cut}
 			}
 		}
 	}

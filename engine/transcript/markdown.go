@@ -194,7 +194,7 @@ func (m mdWriter) outcome(t Transcript) {
 		m.p("No write reached the resource.\n\n")
 		return
 	}
-	m.p("| seq | actor | epoch | value | stored epoch before | result | judgement |\n")
+	m.p("| seq | actor | fence | value | stored fence before | result | judgement |\n")
 	m.p("|--:|---|--:|---|--:|---|---|\n")
 	for _, e := range effects {
 		result := "accepted"
@@ -216,7 +216,7 @@ func (m mdWriter) outcome(t Transcript) {
 	}
 	m.p("\n")
 	if o.Verdict == scenario.VerdictBlocked {
-		m.p("Blocked means a valid write was lost: the resource refused an epoch at or above the highest it had accepted. Strict fencing (epoch > stored) does this to the current holder; it is the unsuccessful fix. Monotonic fencing (epoch ≥ stored) accepts it.\n\n")
+		m.p("Blocked means a valid write was lost: the resource refused a fence at or above its highest fence accepted. Strict fencing does this to the current holder; it is the unsuccessful fix. Monotonic fencing accepts it.\n\n")
 	}
 }
 
@@ -257,25 +257,11 @@ func builtinTitle(t Transcript) string {
 }
 
 func renewalWords(r scenario.Renewal) string {
-	switch r {
-	case scenario.RenewalBlind:
-		return "(blind overwrite): a delivered heartbeat writes the lease row from its cached snapshot, with no ownership condition."
-	case scenario.RenewalCompare:
-		return "(compare-and-renew): the row is renewed only while owner, fence and lease_version still match the snapshot and the lease has not expired; zero rows means the heartbeat was refused."
-	}
-	return ""
+	return "(" + r.Describe() + "): " + r.Explain() + "."
 }
 
 func fencingWords(f scenario.Fencing) string {
-	switch f {
-	case scenario.FencingOff:
-		return "(no fencing): the resource accepts every write, whatever its epoch."
-	case scenario.FencingStrict:
-		return "(epoch > stored): the resource refuses stale epochs but also the current holder's second write; the unsuccessful fix."
-	case scenario.FencingMonotonic:
-		return "(epoch ≥ stored): the resource refuses only epochs below the highest it has seen; the verified repair."
-	}
-	return ""
+	return "— " + f.Explain() + "."
 }
 
 func outcomeWords(o Outcome) string {
@@ -364,7 +350,7 @@ func leaseCell(prev, cur *scenario.Lease) string {
 	s := strings.Join([]string{
 		bold(p.Owner != cur.Owner, mdText(cur.Owner)),
 		bold(p.Fence != cur.Fence, fmt.Sprintf("fence %d", cur.Fence)),
-		bold(p.LeaseVersion != cur.LeaseVersion, fmt.Sprintf("v%d", cur.LeaseVersion)),
+		bold(p.LeaseVersion != cur.LeaseVersion, fmt.Sprintf("lease_version %d", cur.LeaseVersion)),
 		bold(p.ExpiresAt != cur.ExpiresAt, fmt.Sprintf("expires %d", cur.ExpiresAt)),
 	}, " · ")
 	if prev != nil && cur.Fence < prev.Fence {
@@ -377,11 +363,11 @@ func leasePlain(l *scenario.Lease) string {
 	if l == nil {
 		return "no lease row"
 	}
-	return fmt.Sprintf("%s · fence %d · v%d · expires %d", mdText(l.Owner), l.Fence, l.LeaseVersion, l.ExpiresAt)
+	return fmt.Sprintf("%s · fence %d · lease_version %d · expires %d", mdText(l.Owner), l.Fence, l.LeaseVersion, l.ExpiresAt)
 }
 
 func resourcePlain(epoch int64, value json.RawMessage) string {
-	return fmt.Sprintf("epoch %d, value %s", epoch, mdCode(clipValue(value)))
+	return fmt.Sprintf("fence %d, value %s", epoch, mdCode(clipValue(value)))
 }
 
 func resourceCell(r ResourceSnap) string {
@@ -393,7 +379,7 @@ func resourceCell(r ResourceSnap) string {
 			refused++
 		}
 	}
-	s := fmt.Sprintf("epoch %d · %s · %s", r.Epoch, mdCode(clipValue(r.Value)), plural(accepted, "effect"))
+	s := fmt.Sprintf("stored fence %d · %s · %s", r.Epoch, mdCode(clipValue(r.Value)), plural(accepted, "effect"))
 	if refused > 0 {
 		s += fmt.Sprintf(", %d refused", refused)
 	}
@@ -467,6 +453,9 @@ func goalWords(g GoalRecord) string {
 			par = fmt.Sprintf(", par %d", p.Moves)
 		} else {
 			par = fmt.Sprintf("; no order of the moves reaches it (%s of %s runs)", mdText(p.Runs), mdText(p.Of))
+			if p.Cut != "" {
+				par += "; what cuts every path: " + mdText(p.Cut)
+			}
 		}
 	}
 	if !g.Reached {

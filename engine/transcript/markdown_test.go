@@ -190,11 +190,11 @@ func TestMarkdownShowsTheRace(t *testing.T) {
 	for _, want := range []string{
 		"# leaserace transcript: renewal-race, renewal blind, fencing off\n",
 		"| Renewal | **blind** (blind overwrite)",
-		"| Fencing | **off** (no fencing)",
+		"| Fencing | **off** — the resource accepts every write",
 		"| Provider | local |",
 		"| PostgreSQL | 15.0 (golden) |",
 		// The late heartbeat's row: one row, the lease resurrected to A.
-		"| 5 | 1075 | A | heartbeat.deliver hb1 | done | `UPDATE 1` | **A** · **fence 1** · v2 · **expires 1135** (fence regressed 2 → 1) |",
+		"| 5 | 1075 | A | heartbeat.deliver hb1 | done | `UPDATE 1` | **A** · **fence 1** · lease_version 2 · **expires 1135** (fence regressed 2 → 1) |",
 		"### 5 · t=1075 · A · heartbeat.deliver hb1 → `UPDATE 1`",
 		"```sql\nUPDATE leases\nSET owner = $2, fence = $3",
 		"Arguments: `$1` = `\"orders\"`, `$2` = `\"A\"`, `$3` = `1`, `$4` = `1`, `$5` = `1075`, `$6` = `60`.",
@@ -202,7 +202,7 @@ func TestMarkdownShowsTheRace(t *testing.T) {
 		// The move log, to play the same schedule again.
 		"`A:send hb1@1055,clock:expire@1060,B:acquire@1070,B:effect@1070,A:deliver hb1@1075,A:effect@1080`",
 		// Each effect with the contract's judgement.
-		"| 2 | A | 1 | `\"report v2' (A, fence 1)\"` | 2 | accepted | **conflict**: new epoch 1 &lt; highest accepted 2, yet accepted: a stale write reached the resource |",
+		"| 2 | A | 1 | `\"report #2 from A (fence 1)\"` | 2 | accepted | **conflict**: fence 1 &lt; the resource's highest fence accepted 2, yet accepted: a stale write reached the resource |",
 		"`" + tr.Digest + "`",
 	} {
 		if !strings.Contains(md, want) {
@@ -350,11 +350,11 @@ func TestMarkdownNamesMessagesByKind(t *testing.T) {
 		t.Errorf("Markdown lacks %q:\n%s", want, md)
 	}
 	_, md = mdLive(t, dsn, "slow-renewal", scenario.Knobs{Renewal: scenario.RenewalBlind, Fencing: scenario.FencingOff})
-	if want := "- reply to A's hb1, sent 1012, due 1013: one row, so A will believe A · fence 1 · v2 · expires 1022\n"; !strings.Contains(md, want) {
+	if want := "- reply to A's hb1, sent 1012, due 1013: one row, so A will believe A · fence 1 · lease_version 2 · expires 1022\n"; !strings.Contains(md, want) {
 		t.Errorf("Markdown lacks %q:\n%s", want, md)
 	}
 	_, md = mdLive(t, dsn, "zombie-producer", scenario.Knobs{Renewal: scenario.RenewalBlind, Fencing: scenario.FencingMonotonic})
-	if want := "- write batch2 from P1, sent 1055, due 1075, with fence 5 and value `\"batch 2 (P1, epoch 5)\"` — **stale**: P2 now holds fence 6\n"; !strings.Contains(md, want) {
+	if want := "- write batch2 from P1, sent 1055, due 1075, with fence 5 and value `\"batch 2 (P1, fence 5)\"` — **stale**: P2 now holds fence 6\n"; !strings.Contains(md, want) {
 		t.Errorf("Markdown lacks %q:\n%s", want, md)
 	}
 	if strings.Contains(md, "carrying  ·") || strings.Contains(md, "fence 0 · v0") {

@@ -216,7 +216,7 @@ func (d *mermaid) initialWords() string {
 	} else {
 		s += "no lease row"
 	}
-	return s + fmt.Sprintf(" · resource epoch %d, value %s", in.Resource.Epoch, ValueWords(in.Resource.Value))
+	return s + fmt.Sprintf(" · the resource's highest fence accepted %d, value %s", in.Resource.Epoch, ValueWords(in.Resource.Value))
 }
 
 // windowWords names the stale heartbeats of the window starting at step i
@@ -241,7 +241,7 @@ func (d *mermaid) windowWords(i int) string {
 	if len(ids) > 1 {
 		verb = "are"
 	}
-	return fmt.Sprintf("stale window, %s: %s %s in flight with an epoch that is no longer current", span, strings.Join(ids, ", "), verb)
+	return fmt.Sprintf("stale window, %s: %s %s in flight with a lease that is no longer current", span, strings.Join(ids, ", "), verb)
 }
 
 func (d *mermaid) outcomeWords() string {
@@ -256,7 +256,7 @@ func (d *mermaid) outcomeWords() string {
 	if o.Coordinator != nil {
 		s += " · coordinator " + o.Coordinator.String()
 	}
-	return s + fmt.Sprintf(" · resource epoch %d, value %s", o.Resource.Epoch, ValueWords(o.Resource.Value))
+	return s + fmt.Sprintf(" · the resource's stored fence %d, value %s", o.Resource.Epoch, ValueWords(o.Resource.Value))
 }
 
 // step draws one step: an arrow for what was sent, a note for what it did.
@@ -279,7 +279,7 @@ func (d *mermaid) step(in, i int, s Step, prev *scenario.Lease) {
 		d.line(in, "%s%s%s: %s", who, rowsArrow(s.Rows), mmdCoordinator, mmdText(what+": "+d.t.Knobs.Renewal.Describe()))
 		note := coordWords(s, prev)
 		if s.Rows == 0 && m != nil {
-			note += fmt.Sprintf(" · refused: %s's fence %d, v%d is not current", m.Snapshot.Owner, m.Snapshot.Fence, m.Snapshot.LeaseVersion)
+			note += fmt.Sprintf(" · refused: %s's fence %d, lease_version %d is not current", m.Snapshot.Owner, m.Snapshot.Fence, m.Snapshot.LeaseVersion)
 		}
 		d.line(in, "Note over %s: %s", mmdCoordinator, mmdText(note))
 	case (s.Action == scenario.ActionAcquire || s.Action == scenario.ActionReelect) && s.SQL != "":
@@ -356,9 +356,6 @@ func (d *mermaid) sentMessage(id string) *Message {
 func (d *mermaid) call(in int, who string, s Step) {
 	e := s.Resource.Effects[len(s.Resource.Effects)-1]
 	token := "fence"
-	if s.Action == scenario.ActionWrite {
-		token = "epoch"
-	}
 	arrow := "->>"
 	if !s.Call.Accepted {
 		arrow = "-x"
@@ -372,9 +369,9 @@ func (d *mermaid) call(in int, who string, s Step) {
 	}
 	var note string
 	if s.Call.Accepted {
-		note = fmt.Sprintf("%d accepted · epoch %d → %d · effects: %d", s.Call.Status, e.StoredEpoch, s.Resource.Epoch, accepted)
+		note = fmt.Sprintf("%d accepted · stored fence %d → %d · effects: %d", s.Call.Status, e.StoredEpoch, s.Resource.Epoch, accepted)
 	} else {
-		note = fmt.Sprintf("%d refused: %s · epoch stays %d · effects: %d", s.Call.Status, s.Call.Reason, s.Resource.Epoch, accepted)
+		note = fmt.Sprintf("%d refused: %s · stored fence stays %d · effects: %d", s.Call.Status, s.Call.Reason, s.Resource.Epoch, accepted)
 	}
 	switch e.Judgement {
 	case scenario.JudgedConflict:
@@ -422,7 +419,7 @@ func coordWords(s Step, prev *scenario.Lease) string {
 		ch = append(ch, fmt.Sprintf("fence %d kept", cur.Fence))
 	}
 	if prev.LeaseVersion != cur.LeaseVersion {
-		ch = append(ch, fmt.Sprintf("v%d → v%d", prev.LeaseVersion, cur.LeaseVersion))
+		ch = append(ch, fmt.Sprintf("lease_version %d → %d", prev.LeaseVersion, cur.LeaseVersion))
 	}
 	if prev.ExpiresAt != cur.ExpiresAt {
 		ch = append(ch, fmt.Sprintf("expires %d → %d", prev.ExpiresAt, cur.ExpiresAt))

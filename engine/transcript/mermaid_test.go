@@ -62,7 +62,7 @@ func TestMermaidShowsTheRace(t *testing.T) {
 		"rect rgb(",
 		"1060 clock: A's lease (fence 1) expired at 1060",
 		"B->>Coordinator: 1070 acquire",
-		"UPDATE 1, 1 row · now B, fence 2, v2, expires 1130 (owner A → B, fence 1 → 2",
+		"UPDATE 1, 1 row · now B, fence 2, lease_version 2, expires 1130 (owner A → B, fence 1 → 2",
 		"A->>Coordinator: 1075 hb1 arrives (sent 1055): blind overwrite",
 		"fence regressed 2 → 1",
 		"outcome: 2 effects / CONFLICT",
@@ -98,9 +98,9 @@ func TestMermaidRefusedWritesAndOddNames(t *testing.T) {
 		"participant actor1\n",
 		"participant actor2 as end",
 		"participant actor3 as w-2",
-		"actor1->>Resource: 1000 POST /writes epoch 10",
-		"actor2->>Resource: 1001 POST /writes epoch 11",
-		"actor3-xResource: 1002 POST /writes epoch 10",
+		"actor1->>Resource: 1000 POST /writes fence 10",
+		"actor2->>Resource: 1001 POST /writes fence 11",
+		"actor3-xResource: 1002 POST /writes fence 10",
 		"409 refused: epoch 10 #60; 11 #35;1#59; no",
 		"Note over actor3: 1003 a #60;b#62; note",
 	} {
@@ -249,7 +249,7 @@ func TestMermaidDrawsTheReelection(t *testing.T) {
 	got := mermaidOf(t, enginetest.ReadShipped(t, "river-reelect--blind-off"))
 	for _, want := range []string{
 		"A->>Coordinator: 1012 reelect\n",
-		"Note over Coordinator: INSERT 0 1, 1 row · now B, fence 2, v2, expires 1022 (fence 2 kept, expires 1021 → 1022)\n",
+		"Note over Coordinator: INSERT 0 1, 1 row · now B, fence 2, lease_version 2, expires 1022 (fence 2 kept, expires 1021 → 1022)\n",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("diagram lacks %q:\n%s", want, got)

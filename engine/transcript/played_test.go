@@ -288,7 +288,7 @@ func TestPlayedNarrationAfterAScriptedStart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := tr.Steps[0].Note; got != "A sends heartbeat hb1 carrying its cached lease (A, fence 1, v1, expires 1060); the network holds it." {
+	if got := tr.Steps[0].Note; got != "A sends heartbeat hb1 carrying its cached lease (A, fence 1, lease_version 1, expires 1060); the network holds it." {
 		t.Errorf("the transcript's narration of the send: %q", got)
 	}
 	if tr.Played == nil || tr.Played.Times["send"] != 1055 || len(tr.Played.Times) != 1 {

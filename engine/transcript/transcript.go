@@ -244,6 +244,9 @@ type Par struct {
 	// Runs of Of complete runs reach the goal (exact decimal counts).
 	Runs string `json:"runs"`
 	Of   string `json:"of"`
+	// Cut, when no order reaches the goal, names the move that cuts every
+	// path to it, in the run's own words; absent in older files.
+	Cut string `json:"cut,omitempty"`
 }
 
 // IsPlayed reports whether the transcript is of a played run: its
@@ -479,4 +482,26 @@ func clipText(s string) string {
 		return s[:120] + "…"
 	}
 	return strings.TrimSpace(s)
+}
+
+// Reworded is the transcript with every string in it that holds words an
+// earlier release wrote otherwise (scenario.Renamed) written with today's:
+// values, arguments, narration and reasons alike. It reads a file recorded
+// before a release renamed what a learner sees, so that a live run can be
+// compared with it. Its digest field is the file's still; the content's
+// digest is for the caller to compute anew. The words are matched in the
+// file's JSON text, so they must not hold characters JSON escapes.
+func (t Transcript) Reworded(rs []scenario.Renaming) (Transcript, error) {
+	data, err := json.Marshal(t)
+	if err != nil {
+		return t, fmt.Errorf("cannot reword the transcript: %w", err)
+	}
+	for _, r := range rs {
+		data = r.Was.ReplaceAll(data, []byte(r.Now))
+	}
+	out, err := Read(bytes.NewReader(data))
+	if err != nil {
+		return t, fmt.Errorf("the reworded transcript does not read back: %w", err)
+	}
+	return out, nil
 }

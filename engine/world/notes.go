@@ -55,7 +55,7 @@ func noteClock(act scenario.Action, cur *scenario.Lease, t int64, flight []trans
 	}
 	s := lead + fmt.Sprintf("%s's lease (fence %d) expired at %d; anyone may take it over now.", cur.Owner, cur.Fence, cur.ExpiresAt)
 	if len(stale) > 0 {
-		s += fmt.Sprintf(" Heartbeat %s is still in flight with an epoch that is no longer current.", strings.Join(stale, ", "))
+		s += fmt.Sprintf(" Heartbeat %s is still in flight with a lease that is no longer current.", strings.Join(stale, ", "))
 	}
 	return s
 }
@@ -76,7 +76,7 @@ func noteAcquire(actor string, rows int64, prev, cur *scenario.Lease) string {
 func noteDeliver(actor string, mode scenario.Renewal, rows int64, stale string, prev, cur *scenario.Lease, m transcript.Message) string {
 	switch {
 	case rows == 0:
-		why := "its epoch is not current"
+		why := "its lease is not current"
 		if stale != "" {
 			why = stale
 		}
@@ -85,7 +85,7 @@ func noteDeliver(actor string, mode scenario.Renewal, rows int64, stale string, 
 		s := fmt.Sprintf("One row: the stale heartbeat blindly overwrote the lease, owner %s → %s, fence %d → %d (regressed). %s believes it still holds the lease.", prev.Owner, cur.Owner, prev.Fence, cur.Fence, actor)
 		return s + coincidence(m.Snapshot, prev, cur)
 	case stale != "":
-		return fmt.Sprintf("One row: the blind heartbeat renewed an epoch that was no longer current (%s); %s believes it holds the lease until %d.", stale, actor, cur.ExpiresAt) + coincidence(m.Snapshot, prev, cur)
+		return fmt.Sprintf("One row: the blind heartbeat renewed a lease that was no longer current (%s); %s believes it holds the lease until %d.", stale, actor, cur.ExpiresAt) + coincidence(m.Snapshot, prev, cur)
 	case prev != nil && cur != nil:
 		return fmt.Sprintf("One row: %s's current heartbeat renews its lease, expires %d → %d, lease_version %d → %d, fence %d kept (%s).", actor, prev.ExpiresAt, cur.ExpiresAt, prev.LeaseVersion, cur.LeaseVersion, cur.Fence, mode.Describe())
 	}
@@ -107,7 +107,7 @@ func noteDeliverLate(actor string, mode scenario.Renewal, rows int64, stale stri
 	slow := slowWords(actor, due)
 	switch {
 	case rows == 0:
-		why := "its epoch is not current"
+		why := "its lease is not current"
 		if stale != "" {
 			why = stale
 		}
@@ -116,7 +116,7 @@ func noteDeliverLate(actor string, mode scenario.Renewal, rows int64, stale stri
 		return fmt.Sprintf("One row, committed: the stale heartbeat blindly overwrote the lease, owner %s → %s, fence %d → %d (regressed), expires %d → %d.", prev.Owner, cur.Owner, prev.Fence, cur.Fence, prev.ExpiresAt, cur.ExpiresAt) +
 			coincidence(m.Snapshot, prev, cur) + slow
 	case stale != "" && prev != nil && cur != nil:
-		return fmt.Sprintf("One row, committed: the blind heartbeat renewed an epoch that was no longer current (%s), expires %d → %d.", stale, prev.ExpiresAt, cur.ExpiresAt) +
+		return fmt.Sprintf("One row, committed: the blind heartbeat renewed a lease that was no longer current (%s), expires %d → %d.", stale, prev.ExpiresAt, cur.ExpiresAt) +
 			coincidence(m.Snapshot, prev, cur) + slow
 	case prev != nil && cur != nil:
 		return fmt.Sprintf("One row, committed: %s's heartbeat renews its lease, expires %d → %d, lease_version %d → %d (%s).", actor, prev.ExpiresAt, cur.ExpiresAt, prev.LeaseVersion, cur.LeaseVersion, mode.Describe()) + slow
@@ -252,12 +252,12 @@ func noteSkip(actor string, cache *scenario.Lease, t int64) string {
 
 // noteWrite narrates a write from the resource's answer and the
 // contract's judgement of it; the fencing check reads in the reader's
-// direction, stored epoch first.
+// direction, the resource's highest fence accepted first.
 func noteWrite(actor string, epoch int64, wr Written, before int64, e scenario.Effect, f scenario.Fencing, kind noteKind, effects int) string {
 	what := fmt.Sprintf("%s's write with fence %d", actor, epoch)
 	switch kind {
 	case noteDirect:
-		what = fmt.Sprintf("%s's write with epoch %d", actor, epoch)
+		what = fmt.Sprintf("%s's write with fence %d", actor, epoch)
 	case noteLanded:
 		what = fmt.Sprintf("%s's delayed write with fence %d", actor, epoch)
 	}
@@ -267,13 +267,15 @@ func noteWrite(actor string, epoch int64, wr Written, before int64, e scenario.E
 	case !wr.Call.Accepted:
 		return fmt.Sprintf("The resource refused %s: %s, below the resource's highest fence accepted. Fencing refused the stale write.", what, predicate(f, wr.Effect.StoredEpoch, epoch, false))
 	case e.Judgement == scenario.JudgedConflict:
-		return fmt.Sprintf("The resource accepted %s after a newer epoch (%s): %d effects / CONFLICT.", what, predicate(f, before, epoch, true), effects)
+		return fmt.Sprintf("The resource accepted %s after a newer fence (%s): %d effects / CONFLICT.", what, predicate(f, before, epoch, true), effects)
 	}
-	return fmt.Sprintf("The resource accepted %s (%s; stored epoch %d → %d).", what, predicate(f, before, epoch, true), before, wr.Epoch)
+	return fmt.Sprintf("The resource accepted %s (%s; stored fence %d → %d).", what, predicate(f, before, epoch, true), before, wr.Epoch)
 }
 
 // predicate says the fencing check in the reader's direction, stored
-// epoch first: "monotonic: stored epoch 2 ≤ new epoch 2: accepted".
+// fence first: "monotonic: the resource's highest fence accepted 2 ≤
+// fence 2: accepted". Under strict and monotonic fencing the stored fence
+// is the highest accepted: it never goes down.
 func predicate(f scenario.Fencing, stored, epoch int64, accepted bool) string {
 	op := map[scenario.Fencing]string{scenario.FencingStrict: "<", scenario.FencingMonotonic: "≤"}[f]
 	switch {
@@ -283,7 +285,7 @@ func predicate(f scenario.Fencing, stored, epoch int64, accepted bool) string {
 		}
 		return "fencing off, yet refused"
 	case accepted:
-		return fmt.Sprintf("%s: stored epoch %d %s new epoch %d: accepted", f, stored, op, epoch)
+		return fmt.Sprintf("%s: the resource's highest fence accepted %d %s fence %d: accepted", f, stored, op, epoch)
 	}
-	return fmt.Sprintf("%s wants stored epoch %s new epoch, and %d %s %d is false: refused", f, op, stored, op, epoch)
+	return fmt.Sprintf("%s wants the resource's highest fence accepted %s the write's fence, and %d %s %d is false: refused", f, op, stored, op, epoch)
 }

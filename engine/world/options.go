@@ -226,7 +226,7 @@ func (s *State) moveWords(mv scenario.Move, scripted int64) string {
 		}
 		return fmt.Sprintf("%s %s if it believes it holds the lease%s", mv.Actor, verb, at)
 	case scenario.ActionWrite:
-		return fmt.Sprintf("%s writes with epoch %d%s", mv.Actor, *mv.Epoch, at)
+		return fmt.Sprintf("%s writes with fence %d%s", mv.Actor, *mv.Epoch, at)
 	case scenario.ActionPause:
 		return fmt.Sprintf("%s pauses: it does nothing until it resumes%s", mv.Actor, at)
 	case scenario.ActionResume:

@@ -47,6 +47,10 @@ type GoalReach struct {
 	// one such move list.
 	Par   int
 	Moves []scenario.Move
+	// Cut, for a goal no run reaches, names the move that cuts every path
+	// to it, from what the search's moves answered (Cuts.Cut); "" when
+	// the goal is reachable or the answers say nothing specific.
+	Cut string
 }
 
 // Reachable reports whether any run reaches the goal.

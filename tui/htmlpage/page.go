@@ -81,6 +81,9 @@ type goalRow struct {
 	// Par is the search's word on the goal under the run's knobs ("" when
 	// none was made); Path the moves that reached it, for run --moves.
 	Par, Path string
+	// Cut, for a goal no order reaches, names the move that cuts every
+	// path to it, in the run's own words.
+	Cut string
 	// Knobs is set for a goal reached under another setting.
 	Knobs string
 }
@@ -207,31 +210,18 @@ func goalRowOf(g transcript.GoalRecord, knobs string) goalRow {
 			row.Par = fmt.Sprintf("par %d (%s of %s complete runs reach it)", p.Moves, p.Runs, p.Of)
 		} else {
 			row.Par = fmt.Sprintf("impossible under these knobs: no order of the moves reaches it (0 of %s runs)", p.Of)
+			row.Cut = p.Cut
 		}
 	}
 	return row
 }
 
 func renewalWords(r scenario.Renewal) string {
-	switch r {
-	case scenario.RenewalBlind:
-		return "blind overwrite: a delivered heartbeat writes the lease row from its cached snapshot"
-	case scenario.RenewalCompare:
-		return "compare-and-renew: the row is renewed only while owner, fence and lease_version still match and the lease has not expired"
-	}
-	return ""
+	return r.Describe() + ": " + r.Explain()
 }
 
 func fencingWords(f scenario.Fencing) string {
-	switch f {
-	case scenario.FencingOff:
-		return "no fencing: the resource accepts every write"
-	case scenario.FencingStrict:
-		return "fence > the resource's highest fence accepted"
-	case scenario.FencingMonotonic:
-		return "fence ≥ the resource's highest fence accepted"
-	}
-	return ""
+	return f.Describe() + ": " + f.Explain()
 }
 
 func outcomeWords(o transcript.Outcome) string {

@@ -80,8 +80,14 @@
     }
     fill("pane-flight", fl);
     var res = st.res;
-    var r = [el("p", "the resource's highest fence accepted: " + res.epoch), el("p", "value: " + value(res.value))];
     var eff = res.effects || [];
+    // The highest fence accepted: the initial one and every accepted
+    // write's; the stored fence is named apart only where it fell below.
+    var high = tr.initial.resource.epoch;
+    eff.forEach(function (e) { if (e.accepted && e.epoch > high) high = e.epoch; });
+    var r = [el("p", "the resource's highest fence accepted: " + high)];
+    if (res.epoch !== high) r.push(el("p", "⚠ regressed: stored fence " + res.epoch));
+    r.push(el("p", "value: " + value(res.value)));
     r.push(el("p", eff.length + (eff.length === 1 ? " effect" : " effects") + " · " + verdictAt(res)));
     if (eff.length) { var ul2 = el("ul"); eff.forEach(function (e) { ul2.appendChild(effectLine(e)); }); r.push(ul2); }
     fill("pane-resource", r);

@@ -102,7 +102,7 @@ func (m Screen) Frame(w, h int) string {
 
 func (m Screen) tooSmall(w, h int) []string {
 	msg := fmt.Sprintf("leaserace needs a terminal of at least %d×%d; this one is %d×%d. Enlarge the window or use a smaller font. q quits.", MinWidth, MinHeight, w, h)
-	return text.Clip(text.Wrap([]text.Span{text.Plain(msg)}, w, "", ""), h)
+	return text.ClipSaying(text.Wrap([]text.Span{text.Plain(msg)}, w, "", ""), h, "enlarge the window")
 }
 
 // sections renders each part of the screen once per frame and variant,
@@ -267,7 +267,9 @@ func (c *sections) screen(l layout) []string {
 		}
 		if m.Play.On {
 			out = append(out, m.playLines(w)...)
-			out = append(out, m.goalLines(w)...)
+			// A layout that shortens sections says where an impossible
+			// goal's cut is, rather than spell it out.
+			out = append(out, m.goalPanel(w, false, !c.lossy)...)
 			gap()
 		}
 		out = append(out, c.memo(partKey{part: partSQL, a: b, b: l.sqlMax}, func() []string { return m.sqlSection(w, l) })...)
@@ -359,7 +361,7 @@ func (m Screen) statusLines(w int) []string {
 	if m.Failure != nil && m.Replay != nil {
 		// A replay has no server to lose: only the error itself.
 		p := []text.Span{text.Styled(&m.Styles.Error, "⚠ "), text.Plain(m.Failure.Error())}
-		return text.Clip(text.Wrap(p, w, "", "  "), 3)
+		return m.clipStatus(text.Wrap(p, w, "", "  "), 3)
 	}
 	if m.Failure != nil {
 		what := "The last step failed"
@@ -379,7 +381,7 @@ func (m Screen) statusLines(w int) []string {
 			text.Plain(fmt.Sprintf(" R reconnects and replays to t=%d; the screen keeps the last good state.", m.Snap.View.Now)),
 			text.Styled(&m.Styles.Faint, " ("+m.Failure.Error()+")"),
 		}
-		return text.Clip(text.Wrap(p, w, "", "  "), 3)
+		return m.clipStatus(text.Wrap(p, w, "", "  "), 3)
 	}
 	status := m.Status
 	if t := m.tallyWords(); t != "" && m.Snap.View.Pos >= len(m.Snap.Log) {
@@ -389,7 +391,16 @@ func (m Screen) statusLines(w int) []string {
 	if len(status) == 0 {
 		return nil
 	}
-	return text.Clip(text.Wrap(status, w, "", "  "), 2)
+	return m.clipStatus(text.Wrap(status, w, "", "  "), 2)
+}
+
+// clipStatus keeps the status to n lines, saying that ? shows the rest;
+// with the full help on (?), it shows every line.
+func (m Screen) clipStatus(lines []string, n int) []string {
+	if m.Help.ShowAll {
+		return lines
+	}
+	return text.ClipSaying(lines, n, "? shows all of it")
 }
 
 func (m Screen) helpLines(w int) []string {

@@ -76,7 +76,7 @@ func (m Screen) panes(w int, l layout) []string {
 		h := 0
 		for i, b := range blocks {
 			if l.paneMax > 0 {
-				blocks[i] = text.Clip(b, l.paneMax)
+				blocks[i] = text.ClipSaying(b, l.paneMax, "e exports all")
 			}
 			h = max(h, len(blocks[i]))
 		}
@@ -98,7 +98,7 @@ func (m Screen) panes(w int, l layout) []string {
 	}
 	for i, b := range blocks {
 		if l.paneMax > 0 {
-			b = text.Clip(b, l.paneMax)
+			b = text.ClipSaying(b, l.paneMax, "e exports all")
 		}
 		blocks[i] = append([]string{m.Styles.PaneHead.Render(heads[i])}, b...)
 	}
@@ -128,7 +128,9 @@ func (m Screen) coordinatorLines(w int, roomy bool) []string {
 	names := [4]string{"owner", "fence", "lease_version", "expires_at"}
 	lw := 14
 	if w < 30 {
-		names, lw = [4]string{"owner", "fence", "version", "expires"}, 9
+		// Narrow: shorter labels, but the lease_version keeps its one
+		// name, sticking out of the column rather than going by another.
+		names, lw = [4]string{"owner", "fence", "lease_version", "expires"}, 9
 	}
 	type fv struct {
 		now, was string
@@ -193,7 +195,7 @@ func (m Screen) flightLines(w int) []string {
 		if msg.Stale {
 			ps = append(ps, para{spans: []text.Span{text.Styled(&st.Warn, "⚠ stale"), text.Plain(": " + msg.StaleReason)}, first: "  ", rest: "    "})
 		} else {
-			ps = append(ps, para{spans: []text.Span{text.Styled(&st.Good, "✓ current epoch")}, first: "  ", rest: "  "})
+			ps = append(ps, para{spans: []text.Span{text.Styled(&st.Good, "✓ current")}, first: "  ", rest: "  "})
 		}
 	}
 	if len(ps) == 0 {
@@ -209,7 +211,7 @@ func (m Screen) flightLines(w int) []string {
 	return layoutParas(ps, w)
 }
 
-// resourceLines shows the stored epoch and value and every effect, with
+// resourceLines shows the resource's highest fence accepted and value and every effect, with
 // the verdict spelled out.
 // With limit > 0 it keeps to that many lines by dropping the oldest
 // effects first, so the verdict is the last thing to go.
@@ -220,7 +222,12 @@ func (m Screen) resourceLines(w int, roomy bool, limit int) []string {
 	var ps []para
 	known := s.View.Pos > 0
 	wasEpoch, wasValue := s.prevResource()
-	ps = append(ps, field("epoch", lw, changed(m, itoa(res.Epoch), itoa(wasEpoch), known)...))
+	// The resource's highest fence accepted is what the fencing check and
+	// the verdict compare with; the stored fence is shown apart only
+	// where it fell below it (fencing off let an older fence in).
+	high, wasHigh := s.highestAccepted()
+	ps = append(ps, p(append([]text.Span{text.Styled(&st.Label, "highest fence accepted ")}, changed(m, itoa(high), itoa(wasHigh), known)...)...))
+
 	value := changed(m, valueText(res.Value), valueText(wasValue), known)
 	if !roomy && len(value) > 1 && text.Width(valueText(wasValue)) > 8 {
 		// Tight: the old value is long and the epoch line already says
@@ -228,8 +235,11 @@ func (m Screen) resourceLines(w int, roomy bool, limit int) []string {
 		value = value[:1]
 	}
 	ps = append(ps, field("value", lw, value...))
-	if known && res.Epoch < wasEpoch {
-		ps = append(ps, p(text.Styled(&st.Warn, fmt.Sprintf("⚠ epoch %d → %d: regressed", wasEpoch, res.Epoch))))
+	switch {
+	case known && res.Epoch < wasEpoch:
+		ps = append(ps, p(text.Styled(&st.Warn, fmt.Sprintf("⚠ regressed: stored %d → %d", wasEpoch, res.Epoch))))
+	case res.Epoch != high:
+		ps = append(ps, p(text.Styled(&st.Warn, fmt.Sprintf("⚠ regressed: stored %d", res.Epoch))))
 	}
 	switch {
 	case len(res.Effects) == 0:
@@ -240,11 +250,8 @@ func (m Screen) resourceLines(w int, roomy bool, limit int) []string {
 	head := layoutParas(ps, w)
 	var effects [][]string
 	ps = nil
-	// Tokens from a lease are fences; direct writes carry bare epochs.
+	// Every write carries a fence, from a lease or written in the move.
 	token := "fence"
-	if s.Scenario.Initial == nil && !hasAction(s.Scenario, scenario.ActionAcquire) {
-		token = "epoch"
-	}
 	for _, e := range res.Effects {
 		what := fmt.Sprintf(" #%d %s %s %d", e.Seq, e.Actor, token, e.Epoch)
 		// The glyph and the words carry the contract's judgement, so the
@@ -296,7 +303,7 @@ func (m Screen) resourceLines(w int, roomy bool, limit int) []string {
 	}
 	dropped := 0
 	for limit > 0 && n > limit && dropped < len(effects) {
-		// One "… N earlier" line stands in for what is dropped.
+		// One "… N earlier: e exports" line stands in for what is dropped.
 		if dropped == 0 {
 			n++
 		}
@@ -305,7 +312,7 @@ func (m Screen) resourceLines(w int, roomy bool, limit int) []string {
 	}
 	out := head
 	if dropped > 0 {
-		out = append(out, text.Wrap([]text.Span{text.Styled(&st.Faint, fmt.Sprintf("… %d earlier", dropped))}, w, "", "")...)
+		out = append(out, text.Wrap([]text.Span{text.Styled(&st.Faint, fmt.Sprintf("… %d earlier: e exports", dropped))}, w, "", "")...)
 	}
 	for _, e := range effects[dropped:] {
 		out = append(out, e...)
@@ -374,7 +381,7 @@ func (m Screen) sqlSection(w int, l layout) []string {
 	var lines []string
 	if l.sqlMax > 0 && len(ps) > 0 && last != nil && last.SQL != "" {
 		// Only the statement may be shortened; args and the tag stay.
-		stmt := text.Clip(layoutParas(ps[:1], inner), l.sqlMax)
+		stmt := text.ClipSaying(layoutParas(ps[:1], inner), l.sqlMax, "e exports the full SQL")
 		lines = append(stmt, layoutParas(ps[1:], inner)...)
 	} else {
 		lines = layoutParas(ps, inner)
@@ -518,7 +525,7 @@ func (m Screen) narration(w int, l layout) []string {
 	}
 	lines := text.Wrap([]text.Span{text.Plain(note)}, inner, "", "")
 	if l.noteMax > 0 {
-		lines = text.Clip(lines, l.noteMax)
+		lines = text.ClipSaying(lines, l.noteMax, "e exports it in full")
 	}
 	if l.boxes {
 		return m.box([]string{head}, lines, w, 0)

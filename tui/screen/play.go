@@ -146,18 +146,17 @@ func (m Screen) stateLine(w int) []string {
 		}
 		p = append(p, text.Plain(" · in flight: "+strings.Join(ids, ", ")))
 	}
-	return text.Clip(text.Wrap(p, w, "", "  "), 2)
+	return text.ClipSaying(text.Wrap(p, w, "", "  "), 2, "p leaves play mode to show the panes")
 }
 
-// goalLines is the goal panel: each goal, reached or not, and the moves
-// the path on screen used to reach it.
-func (m Screen) goalLines(w int) []string { return m.goalPanel(w, false) }
-
 // goalLinesShort is the goal panel in a line per goal where it can: par
-// without the counts of runs.
-func (m Screen) goalLinesShort(w int) []string { return m.goalPanel(w, true) }
+// without the counts of runs, and a key for an impossible goal's cut.
+func (m Screen) goalLinesShort(w int) []string { return m.goalPanel(w, true, false) }
 
-func (m Screen) goalPanel(w int, short bool) []string {
+// goalPanel is the goal panel: each goal, reached or not, and the moves
+// the path on screen used to reach it. With cuts, an impossible goal's
+// cut is spelled out; without, the goal's line says which key shows it.
+func (m Screen) goalPanel(w int, short, cuts bool) []string {
 	st := m.Styles
 	var out []string
 	out = append(out, text.Wrap([]text.Span{text.Styled(&st.Title, "Goals"), text.Plain(" under " + m.Snap.View.Knobs.String())}, w, "", "  ")...)
@@ -171,6 +170,10 @@ func (m Screen) goalPanel(w int, short bool) []string {
 		switch {
 		case g.Reached:
 			p = append(p, text.Styled(&st.Good, "✓ "), text.Plain(g.Goal.Text), text.Styled(&st.Good, fmt.Sprintf(" — reached in %d moves%s", g.Moves, par)))
+		case searched && !reach.Reachable() && short && reach.Cut != "":
+			p = append(p, text.Styled(&st.Faint, "✗ "), text.Plain(g.Goal.Text), text.Styled(&st.Faint, " — impossible here; e exports why"))
+		case searched && !reach.Reachable() && !cuts && reach.Cut != "":
+			p = append(p, text.Styled(&st.Faint, "✗ "), text.Plain(g.Goal.Text), text.Styled(&st.Faint, fmt.Sprintf(" — impossible under %s + %s: 0 of %s runs; e exports why", m.Snap.View.Knobs.Renewal.Describe(), m.Snap.View.Knobs.Fencing, res.Runs)))
 		case searched && !reach.Reachable() && short:
 			p = append(p, text.Styled(&st.Faint, "✗ "), text.Plain(g.Goal.Text), text.Styled(&st.Faint, " — impossible here"))
 		case searched && short:
@@ -183,6 +186,9 @@ func (m Screen) goalPanel(w int, short bool) []string {
 			p = append(p, text.Styled(&st.Faint, "· "), text.Plain(g.Goal.Text), text.Styled(&st.Faint, " — not reached yet"))
 		}
 		out = append(out, text.Wrap(p, w, "", "  ")...)
+		if searched && !reach.Reachable() && cuts && reach.Cut != "" {
+			out = append(out, text.Wrap([]text.Span{text.Styled(&st.Faint, "what cuts every path: "), text.Plain(reach.Cut)}, w, "  ", "    ")...)
+		}
 		if searched && !reach.Reachable() && m.compareAlone(g.Goal) {
 			why := "  compare-and-renew alone rules it out here: a stale heartbeat gets UPDATE 0, so its sender learns it lost the lease before it writes. A paused holder sends no heartbeat at all: paused-holder (s) shows the stale write compare-and-renew cannot stop, and why a team still wants fencing."
 			if short {

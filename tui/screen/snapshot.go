@@ -75,6 +75,25 @@ func (s Snapshot) prevCoordinator() *scenario.Lease {
 }
 
 // prevResource is the resource's epoch and value before the last step ran.
+// highestAccepted is the resource's highest fence accepted now and
+// before the last step: its initial fence and every accepted write's.
+func (s Snapshot) highestAccepted() (now, before int64) {
+	high := func(effects []scenario.Effect) int64 {
+		h := s.Scenario.Resource.Epoch
+		for _, e := range effects {
+			if e.Accepted {
+				h = max(h, e.Epoch)
+			}
+		}
+		return h
+	}
+	now, before = high(s.View.Resource.Effects), s.Scenario.Resource.Epoch
+	if n := len(s.Steps); n >= 2 {
+		before = high(s.Steps[n-2].Resource.Effects)
+	}
+	return now, before
+}
+
 func (s Snapshot) prevResource() (int64, json.RawMessage) {
 	if n := len(s.Steps); n >= 2 {
 		return s.Steps[n-2].Resource.Epoch, s.Steps[n-2].Resource.Value

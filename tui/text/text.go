@@ -273,6 +273,23 @@ func Fit(line string, width int) string {
 	return ansi.Truncate(line, width, "")
 }
 
+// ClipSaying cuts a block to at most n lines like Clip, its last line
+// "… " and where says where to see the rest ("e exports it in full"), so
+// a cut never leaves a bare ellipsis. The line is cut to the block's
+// widest line.
+func ClipSaying(lines []string, n int, where string) []string {
+	out := Clip(lines, n)
+	if len(out) == len(lines) || len(out) == 0 || where == "" {
+		return out
+	}
+	w := 0
+	for _, l := range lines {
+		w = max(w, Width(l))
+	}
+	out[len(out)-1] = ansi.Truncate("… "+where, max(w, 1), "")
+	return out
+}
+
 // Clip cuts a block to at most n lines, marking the cut with an ellipsis
 // line when there is room for one.
 func Clip(lines []string, n int) []string {

@@ -39,3 +39,20 @@ func TestTextWidthAgreesWithAnsi(t *testing.T) {
 		t.Errorf("styled: %d vs %d", got, want)
 	}
 }
+
+// A cut block says where to see the rest, never a bare ellipsis; a block
+// that fits is left as it is.
+func TestClipSayingNamesWhere(t *testing.T) {
+	lines := []string{"one", "two", "three", "four"}
+	got := ClipSaying(lines, 2, "e exports all")
+	if len(got) != 2 || got[0] != "one" || got[1] != "… e e" {
+		t.Errorf("ClipSaying cut to the block's width: %q", got)
+	}
+	wide := []string{"a line wide enough", "two", "three"}
+	if got := ClipSaying(wide, 2, "e exports all"); got[1] != "… e exports all" {
+		t.Errorf("ClipSaying: %q", got)
+	}
+	if got := ClipSaying(lines, 4, "e exports all"); len(got) != 4 || got[3] != "four" {
+		t.Errorf("a block that fits was changed: %q", got)
+	}
+}
