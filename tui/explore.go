@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/leaserace/leaserace/engine"
 	"github.com/leaserace/leaserace/engine/batch"
+	"github.com/leaserace/leaserace/engine/transcript"
+	"github.com/leaserace/leaserace/scenario"
 	"github.com/leaserace/leaserace/tui/exploremap"
 	"github.com/leaserace/leaserace/tui/keys"
 	"github.com/leaserace/leaserace/tui/screen"
@@ -42,19 +45,10 @@ func (m Model) openExplore() (tea.Model, tea.Cmd) {
 	if m.Explore.Grid.Of(sc, vary[0]) {
 		return m.showExplore(), nil
 	}
-	if (m.Busy() && m.busyOp.kind == opExplore) || m.queued(opExplore) {
+	if busyWith[sweepMap](m) {
 		return m, nil
 	}
-	return m.enqueue(op{kind: opExplore})
-}
-
-func (m Model) queued(k opKind) bool {
-	for _, o := range m.queue {
-		if o.kind == k {
-			return true
-		}
-	}
-	return false
+	return m.enqueue(sweepMap{})
 }
 
 // showExplore opens the overlay with the cursor on the run on screen (or
@@ -87,61 +81,87 @@ func (m Model) exploreKey(km tea.KeyMsg) (tea.Model, tea.Cmd) {
 		m.Explore.Row = min(len(g.Rows)-1, m.Explore.Row+1)
 	case key.Matches(km, k.Jump):
 		m.Explore.Open = false
-		return m.enqueue(op{kind: opJump, name: g.Vary.Name, at: g.Values[m.Explore.Col], knobs: g.Rows[m.Explore.Row]})
+		return m.enqueue(jumpTo{name: g.Vary.Name, at: g.Values[m.Explore.Col], knobs: g.Rows[m.Explore.Row]})
 	}
 	return m, nil
 }
 
-// explore sweeps the scenario on show on the server, as x asks.
-func (e opEnv) explore(ctx context.Context) doneMsg {
-	sc := e.run.Scenario()
-	if !e.run.Live() || e.replay {
-		return doneMsg{err: errors.New(needsLive)}
+// sweepMap sweeps the scenario on show on the server, as x asks, and
+// opens the map when it is still of that scenario.
+type sweepMap struct{}
+
+func (sweepMap) String() string { return "explore map" }
+
+func (sweepMap) run(ctx context.Context, m Model) outcome {
+	sc := m.run.Scenario()
+	if !m.run.Live() || m.Replay != nil {
+		return failed(errors.New(needsLive))
 	}
 	vary, err := batch.DefaultVary(sc)
 	if err != nil {
-		return doneMsg{err: fmt.Errorf("no map for %s: %w", sc.Name, err)}
+		return failed(fmt.Errorf("no map for %s: %w", sc.Name, err))
 	}
-	res, err := batch.Explore(ctx, e.s.dsn, sc, vary, nil)
+	res, err := batch.Explore(ctx, m.s.dsn, sc, vary, nil)
 	if err != nil {
-		return doneMsg{err: fmt.Errorf("could not map %s's %s: %w", sc.Name, vary[0].Name, err)}
+		return failed(fmt.Errorf("could not map %s's %s: %w", sc.Name, vary[0].Name, err))
 	}
 	g, err := exploremap.NewGrid(sc, res)
 	if err != nil {
-		return doneMsg{err: err}
+		return failed(err)
 	}
-	return doneMsg{grid: g}
+	return outcome{apply: func(m *Model) tea.Cmd {
+		m.Explore.Grid = g
+		if g.Of(m.Snap.Scenario, g.Vary) {
+			*m = m.showExplore()
+		}
+		return nil
+	}}
 }
 
-// jump switches the live run to the cell o names (the scenario with one
-// time moved, under other knobs) and replays it to the time on screen.
-func (e opEnv) jump(ctx context.Context, o op) doneMsg {
-	r := e.run
-	if !r.Live() || e.replay {
-		return doneMsg{err: errors.New(needsLive)}
+// jumpTo switches the live run to a cell of the map (the scenario with
+// the time name moved to at, under knobs) and replays it to the time on
+// screen.
+type jumpTo struct {
+	name  string
+	at    int64
+	knobs scenario.Knobs
+}
+
+func (jumpTo) String() string { return "explore jump" }
+
+func (o jumpTo) run(ctx context.Context, m Model) outcome {
+	r := m.run
+	if !r.Live() || m.Replay != nil {
+		return failed(errors.New(needsLive))
 	}
 	sc, from := r.Scenario(), r.Knobs()
 	variant, err := sc.WithTimes(map[string]int64{o.name: o.at})
 	if err != nil {
-		return doneMsg{err: fmt.Errorf("cannot move %s to %d: %w", o.name, o.at, err)}
+		return failed(fmt.Errorf("cannot move %s to %d: %w", o.name, o.at, err))
 	}
-	v := e.shown.View
+	v := m.Snap.View
 	if err := r.Replace(ctx, variant, o.knobs); err != nil {
-		return doneMsg{err: fmt.Errorf("could not switch the run to %s=%d: %w", o.name, o.at, err)}
+		return failed(fmt.Errorf("could not switch the run to %s=%d: %w", o.name, o.at, err))
 	}
 	// Event counts differ between variants, so go back by time, except at
 	// the very start where nothing had run.
-	if v.Pos == 0 && v.Now <= e.shown.Start {
+	if v.Pos == 0 && v.Now <= m.Snap.Start {
 		err = r.Seek(ctx, 0)
 	} else {
 		err = r.SeekTime(ctx, v.Now)
 	}
 	if err != nil {
-		return doneMsg{err: err}
+		return failed(err)
 	}
 	line := fmt.Sprintf("explore: %s %d → %d, knobs %s", o.name, sc.Times[o.name], o.at, o.knobs)
 	if from != o.knobs {
 		line = fmt.Sprintf("explore: %s %d → %d, knobs %s → %s", o.name, sc.Times[o.name], o.at, from, o.knobs)
 	}
-	return doneMsg{snap: screen.SnapshotOf(r), moved: true, change: &engine.Change{From: from, To: o.knobs, Lines: []string{line}}}
+	ch := engine.Change{From: from, To: o.knobs, Lines: []string{line}}
+	return outcome{snap: screen.SnapshotOf(r), moved: true, apply: func(m *Model) tea.Cmd {
+		// The run now plays another variant of the scenario.
+		m.logEntry(transcript.PresenterScenario, &ch)
+		m.Status = []text.Span{text.Styled(&m.Styles.Changed, strings.Join(ch.Lines, " · ")), text.Plain(fmt.Sprintf(" · replayed to t=%d", m.Snap.View.Now))}
+		return nil
+	}}
 }

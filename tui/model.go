@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -83,7 +81,8 @@ type Model struct {
 	s *session
 
 	run *engine.Run
-	// busyOp is the engine command under way while Running is set.
+	// busyOp is the op under way while Running is set; queue holds
+	// those asked for meanwhile.
 	busyOp  op
 	queue   []op
 	playGen int
@@ -235,16 +234,17 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m.splitKeys(msg)
 		}
 		return m.key(msg)
-	case doneMsg:
-		before := m.Psql.Line
-		next, cmd := m.done(msg)
-		if nm, ok := next.(Model); ok && nm.Psql.Line != before {
-			// Another run came on screen: its psql line goes out too.
+	case outcome:
+		shown := m.run
+		next, cmd := m.finish(msg)
+		if nm, ok := next.(Model); ok && nm.run != shown {
+			// Another run came on screen (the engine's *Run is its
+			// identity): its psql line goes out too.
 			return nm, tea.Batch(cmd, nm.psqlNote())
 		}
 		return next, cmd
 	case chooseMsg:
-		return m.enqueue(op{kind: opOpen, name: msg.name})
+		return m.enqueue(openScenario{name: msg.name})
 	case playTickMsg:
 		return m.beat(msg)
 	case LeadMsg:
@@ -356,65 +356,21 @@ func (m Model) key(km tea.KeyMsg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case key.Matches(km, m.Keys.Play):
 		return m.togglePlay()
-	case key.Matches(km, m.Keys.Next):
-		return m.enqueue(op{kind: opNext})
-	case key.Matches(km, m.Keys.Prev):
-		return m.enqueue(op{kind: opPrev})
-	case key.Matches(km, m.Keys.TickNext):
-		return m.enqueue(op{kind: opTickNext})
-	case key.Matches(km, m.Keys.TickPrev):
-		return m.enqueue(op{kind: opTickPrev})
-	case key.Matches(km, m.Keys.Start):
-		return m.enqueue(op{kind: opStart})
-	case key.Matches(km, m.Keys.End):
-		return m.enqueue(op{kind: opEnd})
-	case key.Matches(km, m.Keys.Renewal):
-		return m.enqueue(op{kind: opRenewal})
-	case key.Matches(km, m.Keys.Fencing):
-		return m.enqueue(op{kind: opFencing})
-	case key.Matches(km, m.Keys.Export):
-		return m.enqueue(op{kind: opExport})
 	case key.Matches(km, m.Keys.Explore):
 		return m.openExplore()
 	case key.Matches(km, m.Keys.Reconnect):
 		// Reconnecting is the way out of an error: drop what was queued.
 		m.queue = nil
-		return m.enqueue(op{kind: opReconnect})
+		return m.enqueue(reconnect{})
 	case key.Matches(km, m.Keys.WalkNext), key.Matches(km, m.Keys.WalkPrev):
 		return m.walkKey(key.Matches(km, m.Keys.WalkNext))
 	}
+	for _, ko := range m.keyOps() {
+		if key.Matches(km, ko.key) {
+			return m.enqueue(ko.op)
+		}
+	}
 	return m, nil
-}
-
-// enqueue starts o now, or after the running command when busy, so fast
-// key presses are all honoured in order and Update never waits.
-func (m Model) enqueue(o op) (tea.Model, tea.Cmd) {
-	if m.Busy() {
-		if len(m.queue) < maxQueue {
-			m.queue = append(m.queue, o)
-		}
-		return m, nil
-	}
-	return m.start(o)
-}
-
-func (m Model) start(o op) (Model, tea.Cmd) {
-	if m.Ask != nil && m.Ask.Fact != "" {
-		m.Ask = nil // the last answer was shown; the next step moves on
-	}
-	if held, ok := m.askBefore(o); ok {
-		return held, nil
-	}
-	m.Running, m.busyOp = o.kind.String(), o
-	env := opEnv{s: m.s, run: m.run, shown: m.Snap, log: slices.Clone(m.log), asks: m.Tally, exportDir: m.exportDir, now: m.now(), noColor: m.NoColor(),
-		playing: m.Play.On, reached: slices.Clone(m.reached)}
-	if m.Replay != nil {
-		env.replay, env.home = true, m.home
-		if o.kind == opWalk {
-			env.walk = m.Replay.Walk[o.index-1]
-		}
-	}
-	return m, env.command(o)
 }
 
 func (m Model) togglePlay() (tea.Model, tea.Cmd) {
@@ -430,7 +386,7 @@ func (m Model) togglePlay() (tea.Model, tea.Cmd) {
 	m.Playing = true
 	m.playGen++
 	m.Status = []text.Span{text.Plain("▶ playing, one event every " + playEvery.String() + "; space pauses")}
-	next, cmd := m.enqueue(op{kind: opNext})
+	next, cmd := m.enqueue(stepNext{})
 	return next, tea.Batch(cmd, m.playTick())
 }
 
@@ -452,7 +408,7 @@ func (m Model) beat(msg playTickMsg) (tea.Model, tea.Cmd) {
 		// A slow step: wait for it rather than pile up more.
 		return m, m.playTick()
 	}
-	next, cmd := m.start(op{kind: opNext})
+	next, cmd := m.start(stepNext{})
 	return next, tea.Batch(cmd, m.playTick())
 }
 
@@ -470,175 +426,7 @@ func sameMenu(a, b screen.Snapshot) bool {
 	return true
 }
 
-// done applies an engine command's result and starts the next queued one.
-func (m Model) done(d doneMsg) (tea.Model, tea.Cmd) {
-	m.Running = ""
-	if d.err != nil {
-		if d.run != nil {
-			// A run was opened before the failure: it is the one on show.
-			m.run = d.run
-			if d.snap.Scenario != nil {
-				m.Snap = d.snap
-			}
-		}
-		m.Failure, m.FailedPart = d.err, failedPart(d.err)
-		m.queue = nil
-		m.Playing = false
-		if m.Replay != nil {
-			// Queued walks were dropped: the walk resumes from what is shown.
-			m.walkWant = m.Replay.WalkAt
-		}
-		return m, nil
-	}
-	if d.run != nil {
-		m.run = d.run
-		m.Psql = psqlOf(d.run, m.s.provider)
-	}
-	before := m.Snap
-	if d.snap.Scenario != nil {
-		if !sameMenu(m.Snap, d.snap) {
-			// Another list: the cursor goes back to the top, so enter
-			// never plays a move nobody aimed at.
-			m.Play.At = 0
-		}
-		m.Snap = d.snap
-	}
-	m.Failure = nil
-	m.Status = nil
-	if d.info != "" {
-		m.Status = []text.Span{text.Plain(d.info)}
-		if d.op.kind == opNext {
-			m.Playing = false
-		}
-	}
-	if d.moved {
-		m.record(d, before)
-		m.noteReached()
-	}
-	var roomCmds []tea.Cmd
-	if d.op.kind == opNext || d.op.kind == opPlayMove {
-		if m.reveal(d.step) {
-			a := m.Ask
-			roomCmds = append(roomCmds, m.vote(questionKey(m.Snap.Scenario.Name, a.T, a.Ask.Question), a.Ask.Choices[a.Pick]))
-		}
-	}
-	if d.moved {
-		roomCmds = append(roomCmds, m.afterMove())
-	}
-	if m.Play.At >= len(m.Snap.Options) {
-		m.Play.At = max(0, len(m.Snap.Options)-1)
-	}
-	switch d.op.kind {
-	case opRenewal, opFencing:
-		m.Status = m.ChangeStatus(d.change)
-	case opExport:
-		// Which run the files hold comes first: the paths may not fit.
-		what := exportedPaths(d.paths)
-		if d.info != "" {
-			what = d.info + " · " + what
-		}
-		m.Status = []text.Span{text.Styled(&m.Styles.Good, "✓ exported"), text.Plain(" " + what)}
-	case opReconnect:
-		m.Status = []text.Span{text.Styled(&m.Styles.Good, "✓ reconnected"), text.Plain(fmt.Sprintf(" and replayed to t=%d", m.Snap.View.Now))}
-	case opOpen:
-		m.Status = []text.Span{text.Plain("opened " + m.Snap.Scenario.Name)}
-		if d.info != "" {
-			m.Status = append(m.Status, text.Plain(" ("+d.info+")"))
-		}
-	case opWalk:
-		ri := *m.Replay
-		ri.WalkAt = d.op.index
-		m.Replay = &ri
-		m.Status = m.WalkStatus(d.info)
-	case opExplore:
-		m.Explore.Grid = d.grid
-		if d.grid.Of(m.Snap.Scenario, d.grid.Vary) {
-			m = m.showExplore()
-		}
-	case opJump:
-		m.Status = []text.Span{text.Styled(&m.Styles.Changed, strings.Join(d.change.Lines, " · ")), text.Plain(fmt.Sprintf(" · replayed to t=%d", m.Snap.View.Now))}
-	}
-	var search tea.Cmd
-	m, search = m.searchGoals()
-	roomCmds = append(roomCmds, search)
-	if len(m.queue) > 0 {
-		next := m.queue[0]
-		m.queue = m.queue[1:]
-		nm, cmd := m.start(next)
-		return nm, tea.Batch(append(roomCmds, cmd)...)
-	}
-	return m, tea.Batch(roomCmds...)
-}
-
-// record adds what the presenter just did to the session log; before is
-// what the screen showed until then.
-func (m *Model) record(d doneMsg, before screen.Snapshot) {
-	var e transcript.PresenterEntry
-	switch d.op.kind {
-	case opNext:
-		e = m.entry(transcript.PresenterStep)
-		st := *d.step
-		e.Step = &st
-	case opPlayMove:
-		e = m.entry(transcript.PresenterPlay)
-		st := *d.step
-		e.Step = &st
-		// A move where the path had another, after stepping back: a fork.
-		if pos := before.View.Pos; before.Scenario == m.Snap.Scenario && pos < len(before.Log) && !before.Log[pos].Same(st.Move()) {
-			e.Fork = before.Log[pos].String()
-		}
-	case opPrev:
-		e = m.entry(transcript.PresenterBack)
-	case opTickNext, opTickPrev, opStart, opEnd:
-		e = m.entry(transcript.PresenterSeek)
-	case opRenewal, opFencing:
-		e = m.entry(transcript.PresenterToggle)
-		if d.change != nil {
-			e.Change = slices.Clone(d.change.Lines)
-		}
-	case opOpen:
-		e = m.entry(transcript.PresenterScenario)
-	case opJump:
-		// The run now plays another variant of the scenario.
-		e = m.entry(transcript.PresenterScenario)
-		e.Change = slices.Clone(d.change.Lines)
-	case opWalk:
-		// Walking a recorded session is, for the new session, a jump.
-		e = m.entry(transcript.PresenterSeek)
-		if d.change != nil {
-			e = m.entry(transcript.PresenterToggle)
-			e.Change = slices.Clone(d.change.Lines)
-		}
-	default:
-		return
-	}
-	m.log = append(m.log, e)
-}
-
 func (m Model) entry(kind string) transcript.PresenterEntry {
 	v := m.Snap.View
 	return transcript.PresenterEntry{Kind: kind, Scenario: m.Snap.Scenario.Name, T: v.Now, Pos: v.Pos, Knobs: v.Knobs}
-}
-
-// exportedPaths names the exported files short enough for the status
-// line: the first in full, the others by what differs ("… .json, .md,
-// .mmd and .cast").
-func exportedPaths(paths []string) string {
-	if len(paths) == 0 {
-		return ""
-	}
-	first := paths[0]
-	stem := strings.TrimSuffix(first, filepath.Ext(first))
-	parts := []string{first}
-	for _, p := range paths[1:] {
-		if rest, ok := strings.CutPrefix(p, stem); ok {
-			parts = append(parts, rest)
-		} else {
-			parts = append(parts, p)
-		}
-	}
-	if len(parts) == 1 {
-		return first
-	}
-	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
 }

@@ -492,9 +492,9 @@ func TestReconnectAfterTheServerDroppedUs(t *testing.T) {
 
 func TestPanicInAStepIsShownNotFatal(t *testing.T) {
 	m := at1075(t, blindOff(), 120, 40)
-	env := opEnv{s: m.s, run: m.run, shown: m.Snap}
-	msg := env.exec(op{kind: opNext}, func(context.Context) doneMsg { panic("boom") })()
-	d, ok := msg.(doneMsg)
+	_, cmd := m.exec(panicOp{})
+	msg := cmd()
+	d, ok := msg.(outcome)
 	if !ok || d.err == nil {
 		t.Fatalf("panic became %#v", msg)
 	}
@@ -507,6 +507,12 @@ func TestPanicInAStepIsShownNotFatal(t *testing.T) {
 		t.Error("still busy after the panic")
 	}
 }
+
+// panicOp is an op whose engine call panics.
+type panicOp struct{}
+
+func (panicOp) String() string                     { return "next" }
+func (panicOp) run(context.Context, Model) outcome { panic("boom") }
 
 func TestKeysWhileBusyAreQueued(t *testing.T) {
 	m := openModel(t, "renewal-race", blindOff(), 120, 40)

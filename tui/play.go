@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strconv"
@@ -58,7 +59,7 @@ func (m Model) playKey(km tea.KeyMsg) (tea.Model, tea.Cmd, bool) {
 		return m, nil, true
 	case key.Matches(km, m.Keys.Choose):
 		if m.Play.At < len(opts) {
-			next, cmd := m.enqueue(op{kind: opPlayMove, move: opts[m.Play.At].Move})
+			next, cmd := m.enqueue(playMove{move: opts[m.Play.At].Move})
 			return next, cmd, true
 		}
 		return m, nil, true
@@ -69,25 +70,50 @@ func (m Model) playKey(km tea.KeyMsg) (tea.Model, tea.Cmd, bool) {
 		}
 		if n <= len(opts) {
 			m.Play.At = n - 1
-			next, cmd := m.enqueue(op{kind: opPlayMove, move: opts[n-1].Move})
+			next, cmd := m.enqueue(playMove{move: opts[n-1].Move})
 			return next, cmd, true
 		}
 	}
 	return m, nil, false
 }
 
+// playMove plays a move the learner chose from the menu.
+type playMove struct{ move scenario.Move }
+
+func (playMove) String() string { return "move" }
+
+func (o playMove) run(ctx context.Context, m Model) outcome {
+	st, err := m.run.Play(ctx, o.move)
+	if err != nil {
+		return failed(err)
+	}
+	before := m.Snap
+	return outcome{snap: screen.SnapshotOf(m.run), moved: true, apply: func(m *Model) tea.Cmd {
+		e := m.logEntry(transcript.PresenterPlay, nil)
+		e.Step = &st
+		// A move where the path had another, after stepping back: a fork.
+		if pos := before.View.Pos; before.Scenario == m.Snap.Scenario && pos < len(before.Log) && !before.Log[pos].Same(st.Move()) {
+			e.Fork = before.Log[pos].String()
+		}
+		return m.answer(&st)
+	}}
+}
+
 // askBefore holds o back behind the scenario's question, when the move o
 // would make asks one and questions are on.
 func (m Model) askBefore(o op) (Model, bool) {
-	if m.noAsk || o.asked || m.Ask != nil && m.Ask.Pick < 0 {
+	if m.noAsk || m.Ask != nil && m.Ask.Pick < 0 {
 		return m, false
 	}
 	pos := m.Snap.View.Pos
 	var mv scenario.Move
-	switch {
-	case o.kind == opPlayMove:
+	switch o := o.(type) {
+	case playMove:
 		mv = o.move
-	case o.kind == opNext && pos < len(m.Snap.Log):
+	case stepNext:
+		if pos >= len(m.Snap.Log) {
+			return m, false
+		}
 		mv = m.Snap.Log[pos]
 	default:
 		return m, false
@@ -102,17 +128,15 @@ func (m Model) askBefore(o op) (Model, bool) {
 }
 
 // answerKey takes a choice for the question on screen and runs the move
-// it held back.
+// it held back, without asking again.
 func (m Model) answerKey(km tea.KeyMsg) (tea.Model, tea.Cmd, bool) {
 	a := m.Ask
 	if a == nil || a.Pick >= 0 {
 		return m, nil, false
 	}
 	if key.Matches(km, m.Keys.Skip) {
-		held := m.held
-		held.asked = true
 		m.Ask = nil
-		next, cmd := m.start(held)
+		next, cmd := m.exec(m.held)
 		return next, cmd, true
 	}
 	n, err := strconv.Atoi(km.String())
@@ -122,10 +146,19 @@ func (m Model) answerKey(km tea.KeyMsg) (tea.Model, tea.Cmd, bool) {
 	}
 	c := *a
 	c.Pick = n - 1
-	m.held.asked = true
 	m.Ask = &c
-	next, cmd := m.start(m.held)
+	next, cmd := m.exec(m.held)
 	return next, cmd, true
+}
+
+// answer judges the answer to the question on screen from the step the
+// held move took, and tells the room the attendee's prediction.
+func (m *Model) answer(st *transcript.Step) tea.Cmd {
+	if !m.reveal(st) {
+		return nil
+	}
+	a := m.Ask
+	return m.vote(questionKey(m.Snap.Scenario.Name, a.T, a.Ask.Question), a.Ask.Choices[a.Pick])
 }
 
 // reveal judges the answer once the held move ran, from the step's real

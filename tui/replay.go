@@ -1,12 +1,15 @@
 package tui
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/leaserace/leaserace/engine"
 	"github.com/leaserace/leaserace/engine/pgserver"
+	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/tui/screen"
 	"github.com/leaserace/leaserace/tui/text"
 )
@@ -52,7 +55,7 @@ func (m Model) walkKey(forward bool) (tea.Model, tea.Cmd) {
 	}
 	m.walkWant = target
 	m.Playing = false
-	return m.enqueue(op{kind: opWalk, index: target})
+	return m.enqueue(walkSession{index: target, to: m.Replay.Walk[target-1]})
 }
 
 // OfflineReason is why no PostgreSQL could start, in one line for the
@@ -68,4 +71,71 @@ func OfflineReason(err error) string {
 	}
 	first, _, _ := strings.Cut(strings.TrimSpace(err.Error()), "\n")
 	return first
+}
+
+// walkSession shows entry index (1-based) of a recorded session, to: its
+// scenario, its knobs and its time. What the recordings cannot show (a
+// setting with no recording, a step past a recording's end) is said on
+// the status line, and the walk goes on from the nearest state they can.
+type walkSession struct {
+	index int
+	to    transcript.PresenterEntry
+}
+
+func (walkSession) String() string { return "session walk" }
+
+func (o walkSession) run(ctx context.Context, m Model) outcome {
+	en, r := o.to, m.run
+	var notes []string
+	var opened *engine.Run
+	if en.Scenario != "" && en.Scenario != r.Scenario().Name {
+		nr, info, err := m.openRecorded(ctx, en.Scenario, en.Knobs)
+		if err != nil {
+			info := fmt.Sprintf("no recording of scenario %s to show", en.Scenario)
+			return outcome{snap: screen.SnapshotOf(r), info: info, apply: o.shown(info, nil)}
+		}
+		r, opened = nr, nr
+		if info != "" {
+			notes = append(notes, info)
+		}
+	}
+	var change *engine.Change
+	if r.Knobs() != en.Knobs {
+		ch, err := r.SetKnobs(ctx, en.Knobs)
+		if err != nil {
+			notes = append(notes, fmt.Sprintf("no recording with %s here, so %s", en.Knobs, r.Knobs()))
+		} else {
+			change = &ch
+		}
+	}
+	if err := goTo(ctx, r, en.Pos, en.T); err != nil {
+		return failed(err)
+	}
+	if r.Pos() < en.Pos {
+		notes = append(notes, fmt.Sprintf("the recording ends at event %d", r.Pos()))
+	}
+	info := strings.Join(notes, "; ")
+	return outcome{run: opened, snap: screen.SnapshotOf(r), moved: true, info: info, apply: o.shown(info, func(m *Model) {
+		// Walking a recorded session is, for the new session, a jump.
+		if change != nil {
+			m.logEntry(transcript.PresenterToggle, change)
+		} else {
+			m.logEntry(transcript.PresenterSeek, nil)
+		}
+	})}
+}
+
+// shown marks the walk's entry as the one on screen, says so with info,
+// and logs it with logged, when set.
+func (o walkSession) shown(info string, logged func(*Model)) func(*Model) tea.Cmd {
+	return func(m *Model) tea.Cmd {
+		if logged != nil {
+			logged(m)
+		}
+		ri := *m.Replay
+		ri.WalkAt = o.index
+		m.Replay = &ri
+		m.Status = m.WalkStatus(info)
+		return nil
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/leaserace/leaserace/engine"
 	"github.com/leaserace/leaserace/engine/room"
 	"github.com/leaserace/leaserace/internal/coalesce"
 	"github.com/leaserace/leaserace/scenario"
@@ -89,7 +90,35 @@ func (m Model) onLead(l LeadMsg) (tea.Model, tea.Cmd) {
 	if !r.Following {
 		return m, nil
 	}
-	return m.enqueue(op{kind: opFollow, lead: lead})
+	return m.enqueue(follow{lead: lead})
+}
+
+// follow takes the run where the presenter's lead is: the scenario, the
+// knobs, then the position. A lead that arrives, or F, queues it.
+type follow struct{ lead room.Lead }
+
+func (follow) String() string { return "follow" }
+
+func (o follow) run(ctx context.Context, m Model) outcome {
+	name, k, pos, t := followTarget(o.lead)
+	r := m.run
+	var opened *engine.Run
+	if r.Scenario().Name != name {
+		nr, _, err := m.open(ctx, name)
+		if err != nil {
+			return failed(err)
+		}
+		r, opened = nr, nr
+	}
+	if r.Knobs() != k {
+		if _, err := r.SetKnobs(ctx, k); err != nil {
+			return outcome{err: err, run: opened, snap: screen.SnapshotOf(r)}
+		}
+	}
+	if err := goTo(ctx, r, pos, t); err != nil {
+		return outcome{err: err, run: opened, snap: screen.SnapshotOf(r)}
+	}
+	return outcome{run: opened, snap: screen.SnapshotOf(r), moved: true}
 }
 
 // toggleFollow breaks away from the presenter or rejoins.
@@ -106,7 +135,7 @@ func (m Model) toggleFollow() (tea.Model, tea.Cmd) {
 	}
 	m.Status = []text.Span{text.Plain("Following the presenter again.")}
 	if l := m.link.lead; l != nil {
-		next, cmd := m.enqueue(op{kind: opFollow, lead: *l})
+		next, cmd := m.enqueue(follow{lead: *l})
 		return next, tea.Batch(cmd, next.(Model).reportSeat())
 	}
 	return m, m.reportSeat()
