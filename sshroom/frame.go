@@ -18,7 +18,9 @@ type frame struct {
 	r          *lipgloss.Renderer
 	w, h       int
 	minW, minH int
-	broken     bool // the app panicked: nothing of it is called again
+	// tooSmall is the minimum-size rule (Config.TooSmall, or its default).
+	tooSmall func(w, h int) bool
+	broken   bool // the app panicked: nothing of it is called again
 }
 
 // recovered, deferred in the frame's methods, catches a panic of the app.
@@ -74,9 +76,19 @@ func (f *frame) View() (v string) {
 	return f.app.View()
 }
 
-// gated says the window is known and smaller than the minimum.
+// gated says the window is known and too small by the rule.
 func (f *frame) gated() bool {
-	return (f.minW > 0 && f.w > 0 && f.w < f.minW) || (f.minH > 0 && f.h > 0 && f.h < f.minH)
+	return f.w > 0 && f.h > 0 && f.tooSmall(f.w, f.h)
+}
+
+// sizeRule is the minimum-size rule cfg asks for: its TooSmall, or else
+// below MinWidth×MinHeight (no gate when both are 0).
+func sizeRule(cfg Config) func(w, h int) bool {
+	if cfg.TooSmall != nil {
+		return cfg.TooSmall
+	}
+	minW, minH := cfg.MinWidth, cfg.MinHeight
+	return func(w, h int) bool { return (minW > 0 && w < minW) || (minH > 0 && h < minH) }
 }
 
 func (f *frame) gate() string {

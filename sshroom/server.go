@@ -91,6 +91,11 @@ type Config struct {
 	// MinWidth and MinHeight: a smaller window shows a "make the window at
 	// least WxH" line instead of the app, until it grows.
 	MinWidth, MinHeight int
+	// TooSmall, when set, is the app's own minimum-size rule, so the room
+	// and the app agree on which windows are too small: a window of w×h
+	// cells it calls too small gets the line above instead of the app.
+	// Nil: a window narrower than MinWidth or lower than MinHeight.
+	TooSmall func(w, h int) bool
 	// FPS caps how many times a second a session's screen is written out
 	// to its terminal (DefaultFPS if zero, at most MaxFPS). Frames that
 	// come faster are merged: the terminal gets the newest one at the next

@@ -164,6 +164,24 @@ func TestSizeGate(t *testing.T) {
 	tiny.WaitScreen(5*time.Second, "size=40x12", "count=1")
 }
 
+// TestSizeGateTakesTheAppsRule: with TooSmall set, the gate follows that
+// rule, not MinWidth and MinHeight: under a rule by area, a narrow but
+// tall window gets the app and a wide but low one the gate.
+func TestSizeGateTakesTheAppsRule(t *testing.T) {
+	rec := newRecorder()
+	byArea := func(w, h int) bool { return w*h < 40*12 }
+	s := startRoom(t, Config{MinWidth: 40, MinHeight: 12, TooSmall: byArea}, rec.app)
+	narrow := sshtest.MustDial(t, s.Addr().String(), sshtest.Options{User: "narrow", Width: 30, Height: 20})
+	low := sshtest.MustDial(t, s.Addr().String(), sshtest.Options{User: "low", Width: 45, Height: 10})
+	narrow.WaitScreen(5*time.Second, "probe user=narrow", "size=30x20")
+	low.WaitScreen(5*time.Second, "Make the window at least 40x12")
+	if scr := low.Screen(); strings.Contains(scr, "probe") {
+		t.Errorf("the gate let the app through at 45x10:\n%s", scr)
+	}
+	low.Resize(24, 20)
+	low.WaitScreen(5*time.Second, "probe user=low", "size=24x20")
+}
+
 // TestRoomFull: one more attendee than MaxAttendees is told the room is
 // full and exits 1; a seat freed is a seat taken.
 func TestRoomFull(t *testing.T) {

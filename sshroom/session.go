@@ -255,7 +255,7 @@ func (a *attendee) run(winCh <-chan ssh.Window) {
 	a.mu.Lock()
 	w, h := a.width, a.height
 	a.mu.Unlock()
-	f := &frame{a: a, app: model, r: r, w: w, h: h, minW: a.srv.cfg.MinWidth, minH: a.srv.cfg.MinHeight}
+	f := &frame{a: a, app: model, r: r, w: w, h: h, minW: a.srv.cfg.MinWidth, minH: a.srv.cfg.MinHeight, tooSmall: sizeRule(a.srv.cfg)}
 	opts := append(bubbletea.MakeOptions(a.sess),
 		// Input comes through the pump, which sees every keystroke for the
 		// idle timeout and can be stopped when the session ends.

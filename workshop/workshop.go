@@ -146,7 +146,8 @@ func Start(ctx context.Context, cfg Config) (_ *Room, err error) {
 	// Bind first: a port taken or an address refused fails before
 	// anything else starts, and the port names this process on the board.
 	sshCfg := cfg.SSH
-	sshCfg.MinWidth, sshCfg.MinHeight = tui.MinWidth, tui.MinHeight
+	// The room gates a small window by the TUI's own rule.
+	sshCfg.MinWidth, sshCfg.MinHeight, sshCfg.TooSmall = tui.MinWidth, tui.MinHeight, tui.TooSmall
 	r.ssh, err = sshroom.New(sshCfg, r.attendee)
 	if err != nil {
 		return nil, err

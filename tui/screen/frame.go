@@ -18,6 +18,12 @@ const (
 	MinHeight = 16
 )
 
+// TooSmall is the minimum-size rule: a terminal of w×h cells narrower
+// than MinWidth or lower than MinHeight is too small for the screen.
+// Frame then shows only a line asking for a larger one, and the SSH room
+// gates an attendee's window by the same rule (workshop passes it in).
+func TooSmall(w, h int) bool { return w < MinWidth || h < MinHeight }
+
 // layout is one way of arranging the screen, from roomy to tight. Frame
 // tries them in order and takes the first that fits the height.
 type layout struct {
@@ -54,7 +60,7 @@ func (m Screen) Frame(w, h int) string {
 	switch {
 	case m.Phase == PhaseBoot:
 		lines = m.Boot.view(m.Styles, w, h)
-	case w < MinWidth || h < MinHeight:
+	case TooSmall(w, h):
 		lines = m.tooSmall(w, h)
 	case m.Snap.Scenario == nil:
 		lines = nil

@@ -1,0 +1,41 @@
+package workshop_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/leaserace/leaserace/sshroom/sshtest"
+	"github.com/leaserace/leaserace/tui"
+	"github.com/leaserace/leaserace/workshop"
+)
+
+// TestRoomGatesByTheTUIRule: the room's size gate is the TUI's own rule.
+// A window one cell too narrow or too low for the TUI gets the room's
+// gate; one of exactly the TUI's minimum gets the TUI, drawn whole and not
+// its own too-small line.
+func TestRoomGatesByTheTUIRule(t *testing.T) {
+	d := scratch(t)
+	r := serve(t, d, workshop.Config{Room: "edge"})
+	addr := r.Addr().String()
+	gate := fmt.Sprintf("least %dx%d", tui.MinWidth, tui.MinHeight)
+	for _, sz := range [][2]int{{tui.MinWidth - 1, tui.MinHeight}, {tui.MinWidth, tui.MinHeight - 1}} {
+		if !tui.TooSmall(sz[0], sz[1]) {
+			t.Fatalf("the TUI takes %dx%d, want it too small", sz[0], sz[1])
+		}
+		c := sshtest.MustDial(t, addr, sshtest.Options{User: fmt.Sprintf("w%dh%d", sz[0], sz[1]), Width: sz[0], Height: sz[1]})
+		c.WaitScreen(10*time.Second, "Make the")
+		if scr := sshtest.Flat(c.Screen()); !strings.Contains(scr, gate) {
+			t.Errorf("the %dx%d window shows %q, want the room's gate", sz[0], sz[1], scr)
+		}
+	}
+	if tui.TooSmall(tui.MinWidth, tui.MinHeight) {
+		t.Fatalf("the TUI calls its own minimum too small")
+	}
+	fits := sshtest.MustDial(t, addr, sshtest.Options{User: "fits", Width: tui.MinWidth, Height: tui.MinHeight})
+	fits.WaitScreen(20*time.Second, "renewal-race")
+	if scr := sshtest.Flat(fits.Screen()); strings.Contains(scr, "Make the") || strings.Contains(scr, "needs a terminal") {
+		t.Errorf("the %dx%d window is gated: %q", tui.MinWidth, tui.MinHeight, scr)
+	}
+}
