@@ -15,14 +15,18 @@ import (
 	"github.com/leaserace/leaserace/scenario"
 )
 
-// ordersJSON is explore --orders's JSON: exactly the fields the README
+// explore --orders is the command line's face of the schedule search
+// (engine/search): searchSchedules runs it, searchJSON and writeSearchTable
+// print it.
+
+// searchJSON is explore --orders's JSON: exactly the fields the README
 // documents.
-type ordersJSON struct {
+type searchJSON struct {
 	Scenario string            `json:"scenario"`
-	Settings []ordersSettingJS `json:"settings"`
+	Settings []searchSettingJS `json:"settings"`
 }
 
-type ordersSettingJS struct {
+type searchSettingJS struct {
 	Renewal  scenario.Renewal `json:"renewal"`
 	Fencing  scenario.Fencing `json:"fencing"`
 	States   int              `json:"states"`
@@ -30,11 +34,11 @@ type ordersSettingJS struct {
 	Conflict *big.Int         `json:"conflict"`
 	Blocked  *big.Int         `json:"blocked"`
 	Safe     *big.Int         `json:"safe"`
-	Shortest ordersShortestJS `json:"shortest"`
+	Shortest searchShortestJS `json:"shortest"`
 }
 
-// ordersShortestJS holds each shortest move list's text form, or null.
-type ordersShortestJS struct {
+// searchShortestJS holds each shortest move list's text form, or null.
+type searchShortestJS struct {
 	Conflict *string `json:"conflict"`
 	Blocked  *string `json:"blocked"`
 }
@@ -89,22 +93,22 @@ func (a *app) searchSchedules(ctx context.Context, f exploreFlags) error {
 	}
 	a.Infof("%d states of %s under six settings in %s (%.0f states/s)", states, sc.Name, took.Round(time.Millisecond), float64(states)/max(took.Seconds(), 1e-9))
 	if f.format == "json" {
-		out := ordersJSON{Scenario: sc.Name, Settings: []ordersSettingJS{}}
+		out := searchJSON{Scenario: sc.Name, Settings: []searchSettingJS{}}
 		for _, r := range rs {
-			out.Settings = append(out.Settings, ordersSettingJS{
+			out.Settings = append(out.Settings, searchSettingJS{
 				Renewal: r.Knobs.Renewal, Fencing: r.Knobs.Fencing, States: r.States,
 				Runs: r.Runs, Conflict: r.Conflict, Blocked: r.Blocked, Safe: r.Safe,
-				Shortest: ordersShortestJS{Conflict: movesOrNull(r.ShortestConflict), Blocked: movesOrNull(r.ShortestBlocked)},
+				Shortest: searchShortestJS{Conflict: movesOrNull(r.ShortestConflict), Blocked: movesOrNull(r.ShortestBlocked)},
 			})
 		}
 		return cli.WriteJSON(a.Stdout, out)
 	}
-	return writeOrdersTable(a.Stdout, sc, rs)
+	return writeSearchTable(a.Stdout, sc, rs)
 }
 
-// writeOrdersTable is explore --orders for a person: a table of the
+// writeSearchTable is explore --orders for a person: a table of the
 // counts, then the shortest move lists, and how to play one.
-func writeOrdersTable(w io.Writer, sc *scenario.Scenario, rs []search.Result) error {
+func writeSearchTable(w io.Writer, sc *scenario.Scenario, rs []search.Result) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: every order of its moves, each move run on the server, under each knob setting\n\n", sc.Name)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
