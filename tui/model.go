@@ -244,7 +244,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return next, cmd
 	case chooseMsg:
-		return m.enqueue(openScenario{name: msg.name})
+		return m.enqueue(openScenario(msg))
 	case playTickMsg:
 		return m.beat(msg)
 	case LeadMsg:
