@@ -220,7 +220,7 @@ type readyMsg struct {
 	offline string
 }
 
-// Update handles keys, window size and the results of engine commands.
+// Update handles keys, window size and the outcomes of ops.
 func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:

@@ -19,8 +19,8 @@ const opTimeout = 30 * time.Second
 
 // op is one thing the presenter asked the engine to do. Each is a type of
 // its own (stepNext, toggleRenewal, openScenario, …), carrying what it
-// needs to know: ops.go holds those a key only queues, and docs/adding-a-
-// key.md shows how one is added.
+// needs to know: ops.go holds those a key only queues, and
+// docs/adding-a-key.md shows how one is added.
 type op interface {
 	// String names the op on the busy line and in a panic's error.
 	String() string
