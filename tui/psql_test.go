@@ -3,6 +3,7 @@ package tui
 import (
 	"bytes"
 	"context"
+	"errors"
 	"net/url"
 	"os"
 	"os/exec"
@@ -15,6 +16,7 @@ import (
 	"github.com/leaserace/leaserace/engine/enginetest"
 	"github.com/leaserace/leaserace/engine/pgtest"
 	"github.com/leaserace/leaserace/scenario"
+	"github.com/leaserace/leaserace/tui/screen"
 	"github.com/leaserace/leaserace/tui/tuitest"
 )
 
@@ -248,5 +250,40 @@ func TestFullHelpSaysToSetPGPASSWORD(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestAnotherRunIsToldByItself: the psql line goes to standard error when
+// an op puts another run on screen, told by the run itself: not on a step
+// of the same run, and also when the op failed after opening the run,
+// whose psql line then replaces the old one.
+func TestAnotherRunIsToldByItself(t *testing.T) {
+	m := openModel(t, "renewal-race", blindOff(), 120, 40)
+	var stderr bytes.Buffer
+	m.stderr = &stderr
+	m = press(t, m, "right")
+	if stderr.Len() != 0 {
+		t.Fatalf("a step of the same run wrote %q", stderr.String())
+	}
+	sc, err := scenario.Load("control")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := enginetest.Ctx(t)
+	other, err := engine.Open(ctx, engine.Config{DSN: pgtest.DSN(t), Scenario: sc, Knobs: blindOff(), Provider: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = other.Close(context.WithoutCancel(ctx)) })
+	line, _, err := other.PsqlCommand()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m = send(t, m, outcome{run: other, snap: screen.SnapshotOf(other), err: errors.New("the knobs could not be set")})
+	if m.Run() != other || m.Psql.Line != line {
+		t.Fatalf("after a failure with control opened: run %v, psql line %q, want control's %q", m.Run().Scenario().Name, m.Psql.Line, line)
+	}
+	if got := stderr.String(); !strings.Contains(got, "psql beside control") || !strings.Contains(got, line) {
+		t.Errorf("stderr after control came on screen: %q, want its heading and line", got)
 	}
 }
