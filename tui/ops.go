@@ -51,6 +51,13 @@ type stepNext struct{}
 
 func (stepNext) String() string { return "next" }
 
+func (stepNext) moveOn(s screen.Snapshot) (scenario.Move, bool) {
+	if pos := s.View.Pos; pos < len(s.Log) {
+		return s.Log[pos], true
+	}
+	return scenario.Move{}, false
+}
+
 func (stepNext) run(ctx context.Context, m Model) outcome {
 	r := m.run
 	st, err := r.Next(ctx)

@@ -82,6 +82,8 @@ type playMove struct{ move scenario.Move }
 
 func (playMove) String() string { return "move" }
 
+func (o playMove) moveOn(screen.Snapshot) (scenario.Move, bool) { return o.move, true }
+
 func (o playMove) run(ctx context.Context, m Model) outcome {
 	st, err := m.run.Play(ctx, o.move)
 	if err != nil {
@@ -99,25 +101,27 @@ func (o playMove) run(ctx context.Context, m Model) outcome {
 	}}
 }
 
+// mover is an op that makes a move, which the scenario may ask about
+// first: moveOn is the move it would make on the snapshot shown.
+type mover interface {
+	moveOn(s screen.Snapshot) (scenario.Move, bool)
+}
+
 // askBefore holds o back behind the scenario's question, when the move o
 // would make asks one and questions are on.
 func (m Model) askBefore(o op) (Model, bool) {
 	if m.noAsk || m.Ask != nil && m.Ask.Pick < 0 {
 		return m, false
 	}
-	pos := m.Snap.View.Pos
-	var mv scenario.Move
-	switch o := o.(type) {
-	case playMove:
-		mv = o.move
-	case stepNext:
-		if pos >= len(m.Snap.Log) {
-			return m, false
-		}
-		mv = m.Snap.Log[pos]
-	default:
+	mo, ok := o.(mover)
+	if !ok {
 		return m, false
 	}
+	mv, ok := mo.moveOn(m.Snap)
+	if !ok {
+		return m, false
+	}
+	pos := m.Snap.View.Pos
 	a := world.AskFor(m.Snap.Scenario, m.Snap.Log[:pos], mv)
 	if a == nil {
 		return m, false
