@@ -4,10 +4,11 @@
 // by side, and the knobs toggled live. The same screen replays recorded
 // transcripts without a database (engine.NewReplay, under a REPLAY banner).
 //
-// This package is the Bubble Tea model: it dispatches keys, runs the
-// engine's commands and owns what they open. What a frame shows is a
-// screen.Screen, drawn by tui/screen; the asciicast and the export files
-// are tui/export's, the explore map tui/exploremap's.
+// This package is the Bubble Tea model: it turns keys into ops (op.go,
+// ops.go: one type per thing asked of the engine), runs them off the event
+// loop and applies their outcomes, and owns the runs they open. What a
+// frame shows is a screen.Screen, drawn by tui/screen; the asciicast and
+// the export files are tui/export's, the explore map tui/exploremap's.
 package tui
 
 import (
