@@ -159,9 +159,7 @@ type toggleRenewal struct{}
 func (toggleRenewal) String() string { return "renewal toggle" }
 
 func (toggleRenewal) run(ctx context.Context, m Model) outcome {
-	k := m.run.Knobs()
-	k.Renewal = k.Renewal.Toggle()
-	return setKnobs(ctx, m.run, k)
+	return setKnobs(ctx, m.run, func(k *scenario.Knobs) { k.Renewal = k.Renewal.Toggle() })
 }
 
 // cycleFencing moves the fencing knob on: off, strict, monotonic.
@@ -170,13 +168,14 @@ type cycleFencing struct{}
 func (cycleFencing) String() string { return "fencing cycle" }
 
 func (cycleFencing) run(ctx context.Context, m Model) outcome {
-	k := m.run.Knobs()
-	k.Fencing = k.Fencing.Next()
-	return setKnobs(ctx, m.run, k)
+	return setKnobs(ctx, m.run, func(k *scenario.Knobs) { k.Fencing = k.Fencing.Next() })
 }
 
-// setKnobs replays r under k and says what changed.
-func setKnobs(ctx context.Context, r *engine.Run, k scenario.Knobs) outcome {
+// setKnobs replays r under its knobs as change leaves them and says what
+// changed.
+func setKnobs(ctx context.Context, r *engine.Run, change func(*scenario.Knobs)) outcome {
+	k := r.Knobs()
+	change(&k)
 	ch, err := r.SetKnobs(ctx, k)
 	if err != nil {
 		return failed(err)
