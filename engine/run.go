@@ -282,6 +282,17 @@ func (r *Run) SeekTime(ctx context.Context, t int64) error {
 	return r.replay(ctx, n, t)
 }
 
+// SeekView brings the run back to a view it showed: pos moves made with
+// the cursor at now, by move when now is that move's time (or the start),
+// by time when the cursor had been ticked past it.
+func (r *Run) SeekView(ctx context.Context, pos int, now int64) error {
+	log := r.Log()
+	if (pos == 0 && now <= r.Start()) || (pos > 0 && pos <= len(log) && log[pos-1].T == now) {
+		return r.Seek(ctx, pos)
+	}
+	return r.SeekTime(ctx, now)
+}
+
 // replay brings the run to n moves made and the cursor at now. Going back,
 // a live run restores the state after move n (the coordinator's row and the
 // resource, one round trip each, at once), whatever n is; otherwise it

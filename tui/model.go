@@ -15,6 +15,7 @@ import (
 	"github.com/leaserace/leaserace/engine/room"
 	"github.com/leaserace/leaserace/engine/search"
 	"github.com/leaserace/leaserace/engine/transcript"
+	"github.com/leaserace/leaserace/tui/export"
 	"github.com/leaserace/leaserace/tui/screen"
 	"github.com/leaserace/leaserace/tui/text"
 )
@@ -90,7 +91,7 @@ type Model struct {
 	// reached is every goal reached in this session, first under each
 	// setting, with the moves that reached it: an export in play mode
 	// names those reached under other settings than its own.
-	reached []sessionGoal
+	reached []export.Reached
 
 	exportDir string
 	now       func() time.Time

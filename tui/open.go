@@ -38,7 +38,7 @@ func (o openScenario) run(ctx context.Context, m Model) outcome {
 // and, once it is ready, closes the run it replaces; in replay mode it
 // shows the scenario's recordings instead. info says what did not go as
 // asked.
-func (m Model) open(ctx context.Context, name string) (_ *engine.Run, info string, _ error) {
+func (m Model) open(ctx context.Context, name string) (*engine.Run, string, error) {
 	k := m.Snap.View.Knobs
 	if m.run != nil {
 		k = m.run.Knobs()
@@ -57,17 +57,7 @@ func (m Model) open(ctx context.Context, name string) (_ *engine.Run, info strin
 	if err != nil {
 		return nil, "", fmt.Errorf("could not open scenario %s: %w", name, err)
 	}
-	if !m.s.adopt(nr) {
-		// The TUI is closing; nobody will show this run.
-		_ = nr.Close(context.WithoutCancel(ctx))
-		return nil, "", errors.New("leaserace is shutting down")
-	}
-	if m.run != nil && m.run != nr {
-		if err := m.s.release(ctx, m.run); err != nil {
-			info = err.Error()
-		}
-	}
-	return nr, info, nil
+	return m.switchTo(ctx, nr, "")
 }
 
 // openRecorded shows the recordings of a scenario at its start with knobs
@@ -100,6 +90,7 @@ func (m Model) openRecorded(ctx context.Context, name string, k scenario.Knobs) 
 // that is the replay the TUI opened with.
 func (m Model) switchTo(ctx context.Context, r *engine.Run, info string) (*engine.Run, string, error) {
 	if r != m.home && !m.s.adopt(r) {
+		// The TUI is closing; nobody will show this run.
 		_ = r.Close(context.WithoutCancel(ctx))
 		return nil, "", errors.New("leaserace is shutting down")
 	}

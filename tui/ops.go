@@ -4,16 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
-	"slices"
-	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/leaserace/leaserace/engine"
 	"github.com/leaserace/leaserace/engine/search"
 	"github.com/leaserace/leaserace/engine/transcript"
-	"github.com/leaserace/leaserace/engine/world"
 	"github.com/leaserace/leaserace/scenario"
 	"github.com/leaserace/leaserace/tui/export"
 	"github.com/leaserace/leaserace/tui/screen"
@@ -201,7 +197,7 @@ func (reconnect) run(ctx context.Context, m Model) outcome {
 	}
 	pos, now := m.Snap.View.Pos, m.Snap.View.Now
 	if m.Snap.Scenario == r.Scenario() && (r.Pos() != pos || r.Now() != now) {
-		if err := goTo(ctx, r, pos, now); err != nil {
+		if err := r.SeekView(ctx, pos, now); err != nil {
 			return failed(err)
 		}
 	}
@@ -209,16 +205,6 @@ func (reconnect) run(ctx context.Context, m Model) outcome {
 		m.Status = []text.Span{text.Styled(&m.Styles.Good, "✓ reconnected"), text.Plain(fmt.Sprintf(" and replayed to t=%d", m.Snap.View.Now))}
 		return nil
 	}}
-}
-
-// goTo brings r to pos events taken with the cursor at now: by event when
-// now is that event's time (or the start), by time when it was ticked.
-func goTo(ctx context.Context, r *engine.Run, pos int, now int64) error {
-	log := r.Log()
-	if (pos == 0 && now <= r.Start()) || (pos > 0 && pos <= len(log) && log[pos-1].T == now) {
-		return r.Seek(ctx, pos)
-	}
-	return r.SeekTime(ctx, now)
 }
 
 // exportRun writes the run on screen, with the presenter's session log
@@ -235,59 +221,20 @@ func (exportRun) run(ctx context.Context, m Model) outcome {
 	if err != nil {
 		return failed(fmt.Errorf("could not build the transcript: %w", err))
 	}
-	tr.Presenter = m.log
-	if m.Tally.Asked > 0 {
-		asks := m.Tally
-		tr.Asks = &asks
-	}
-	info := ""
-	if m.Play.On || tr.Played != nil {
-		info = m.playedGoals(ctx, &tr)
-	}
-	paths, err := export.Files(ctx, tr, m.exportDir, m.now(), m.NoColor())
+	s := export.Session{Presenter: m.log, Asks: m.Tally, Playing: m.Play.On, Reached: m.reached, Par: m.withPar}
+	paths, info, err := s.Write(ctx, tr, m.run.Scenario(), m.exportDir, m.now(), m.NoColor())
 	if err != nil {
 		return failed(err)
 	}
 	return outcome{snap: screen.SnapshotOf(m.run), info: info, apply: func(m *Model) tea.Cmd {
 		// Which run the files hold comes first: the paths may not fit.
-		what := exportedPaths(paths)
+		what := export.ShortPaths(paths)
 		if info != "" {
 			what = info + " · " + what
 		}
 		m.Status = []text.Span{text.Styled(&m.Styles.Good, "✓ exported"), text.Plain(" " + what)}
 		return nil
 	}}
-}
-
-// playedGoals fills in the transcript's goals: the run's own against
-// par, where a search found it, and those reached in this session under
-// other settings. It says in words which run the files hold.
-func (m Model) playedGoals(ctx context.Context, tr *transcript.Transcript) string {
-	sc := m.run.Scenario()
-	p := engine.PlayedOf(sc, tr)
-	p.Goals = m.withPar(ctx, sc, world.GoalRecords(sc, tr.Knobs, tr.Steps))
-	var mine, others []string
-	for _, g := range p.Goals {
-		if g.Reached {
-			mine = append(mine, g.ID)
-		}
-	}
-	for _, g := range m.reached {
-		if g.scenario == sc.Name && g.rec.Knobs != tr.Knobs && !slices.Contains(mine, g.rec.ID) {
-			p.Elsewhere = append(p.Elsewhere, m.withPar(ctx, sc, []transcript.GoalRecord{g.rec})...)
-			others = append(others, fmt.Sprintf("%s under %s", g.rec.ID, g.rec.Knobs))
-		}
-	}
-	s := fmt.Sprintf("the run on screen (%s, ", tr.Knobs)
-	if len(mine) > 0 {
-		s += "reached " + strings.Join(mine, ", ") + ")"
-	} else {
-		s += "no goal reached)"
-	}
-	if len(others) > 0 {
-		s += "; also listed: " + strings.Join(others, ", ") + ", reached by another run"
-	}
-	return s
 }
 
 // withPar adds par to goal records of one setting from the session's
@@ -303,27 +250,4 @@ func (m Model) withPar(ctx context.Context, sc *scenario.Scenario, recs []transc
 		return recs
 	}
 	return search.WithPar(res, recs)
-}
-
-// exportedPaths names the exported files short enough for the status
-// line: the first in full, the others by what differs ("… .json, .md,
-// .mmd and .cast").
-func exportedPaths(paths []string) string {
-	if len(paths) == 0 {
-		return ""
-	}
-	first := paths[0]
-	stem := strings.TrimSuffix(first, filepath.Ext(first))
-	parts := []string{first}
-	for _, p := range paths[1:] {
-		if rest, ok := strings.CutPrefix(p, stem); ok {
-			parts = append(parts, rest)
-		} else {
-			parts = append(parts, p)
-		}
-	}
-	if len(parts) == 1 {
-		return first
-	}
-	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/engine/world"
 	"github.com/leaserace/leaserace/scenario"
+	"github.com/leaserace/leaserace/tui/export"
 	"github.com/leaserace/leaserace/tui/screen"
 	"github.com/leaserace/leaserace/tui/text"
 )
@@ -251,13 +252,6 @@ func (m Model) onSearchDone(d searchDoneMsg) Model {
 	return m
 }
 
-// sessionGoal is a goal reached in this session: of which scenario, and
-// how, under which setting.
-type sessionGoal struct {
-	scenario string
-	rec      transcript.GoalRecord
-}
-
 // noteReached adds the goals the run on screen reached to the session's,
 // once per scenario, setting and goal.
 func (m *Model) noteReached() {
@@ -267,11 +261,11 @@ func (m *Model) noteReached() {
 	}
 	k := m.Snap.View.Knobs
 	for _, g := range world.GoalRecords(sc, k, m.Snap.Steps) {
-		if !g.Reached || slices.ContainsFunc(m.reached, func(r sessionGoal) bool {
-			return r.scenario == sc.Name && r.rec.Knobs == k && r.rec.ID == g.ID
+		if !g.Reached || slices.ContainsFunc(m.reached, func(r export.Reached) bool {
+			return r.Scenario == sc.Name && r.Goal.Knobs == k && r.Goal.ID == g.ID
 		}) {
 			continue
 		}
-		m.reached = append(m.reached, sessionGoal{scenario: sc.Name, rec: g})
+		m.reached = append(m.reached, export.Reached{Scenario: sc.Name, Goal: g})
 	}
 }

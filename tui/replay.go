@@ -108,7 +108,7 @@ func (o walkSession) run(ctx context.Context, m Model) outcome {
 			change = &ch
 		}
 	}
-	if err := goTo(ctx, r, en.Pos, en.T); err != nil {
+	if err := r.SeekView(ctx, en.Pos, en.T); err != nil {
 		return failed(err)
 	}
 	if r.Pos() < en.Pos {

@@ -10,7 +10,6 @@ import (
 	"github.com/leaserace/leaserace/engine"
 	"github.com/leaserace/leaserace/engine/room"
 	"github.com/leaserace/leaserace/internal/coalesce"
-	"github.com/leaserace/leaserace/scenario"
 	"github.com/leaserace/leaserace/tui/outbox"
 	"github.com/leaserace/leaserace/tui/screen"
 	"github.com/leaserace/leaserace/tui/text"
@@ -100,22 +99,21 @@ type follow struct{ lead room.Lead }
 func (follow) String() string { return "follow" }
 
 func (o follow) run(ctx context.Context, m Model) outcome {
-	name, k, pos, t := followTarget(o.lead)
-	r := m.run
+	l, r := o.lead, m.run
 	var opened *engine.Run
-	if r.Scenario().Name != name {
-		nr, _, err := m.open(ctx, name)
+	if r.Scenario().Name != l.Scenario {
+		nr, _, err := m.open(ctx, l.Scenario)
 		if err != nil {
 			return failed(err)
 		}
 		r, opened = nr, nr
 	}
-	if r.Knobs() != k {
-		if _, err := r.SetKnobs(ctx, k); err != nil {
+	if r.Knobs() != l.Knobs {
+		if _, err := r.SetKnobs(ctx, l.Knobs); err != nil {
 			return outcome{err: err, run: opened, snap: screen.SnapshotOf(r)}
 		}
 	}
-	if err := goTo(ctx, r, pos, t); err != nil {
+	if err := r.SeekView(ctx, l.Pos, l.T); err != nil {
 		return outcome{err: err, run: opened, snap: screen.SnapshotOf(r)}
 	}
 	return outcome{run: opened, snap: screen.SnapshotOf(r), moved: true}
@@ -260,9 +258,4 @@ func (m Model) roomCall(f func(ctx context.Context) error) tea.Cmd {
 // its text.
 func questionKey(scenarioName string, t int64, q string) string {
 	return fmt.Sprintf("%s@%d: %s", scenarioName, t, q)
-}
-
-// followTarget says where a lead takes an attendee's run.
-func followTarget(l room.Lead) (string, scenario.Knobs, int, int64) {
-	return l.Scenario, l.Knobs, l.Pos, l.T
 }

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/leaserace/leaserace/sshroom/sshtest"
-	"github.com/leaserace/leaserace/tui"
+	"github.com/leaserace/leaserace/tui/screen"
 	"github.com/leaserace/leaserace/workshop"
 )
 
@@ -19,9 +19,9 @@ func TestRoomGatesByTheTUIRule(t *testing.T) {
 	d := scratch(t)
 	r := serve(t, d, workshop.Config{Room: "edge"})
 	addr := r.Addr().String()
-	gate := fmt.Sprintf("least %dx%d", tui.MinWidth, tui.MinHeight)
-	for _, sz := range [][2]int{{tui.MinWidth - 1, tui.MinHeight}, {tui.MinWidth, tui.MinHeight - 1}} {
-		if !tui.TooSmall(sz[0], sz[1]) {
+	gate := fmt.Sprintf("least %dx%d", screen.MinWidth, screen.MinHeight)
+	for _, sz := range [][2]int{{screen.MinWidth - 1, screen.MinHeight}, {screen.MinWidth, screen.MinHeight - 1}} {
+		if !screen.TooSmall(sz[0], sz[1]) {
 			t.Fatalf("the TUI takes %dx%d, want it too small", sz[0], sz[1])
 		}
 		c := sshtest.MustDial(t, addr, sshtest.Options{User: fmt.Sprintf("w%dh%d", sz[0], sz[1]), Width: sz[0], Height: sz[1]})
@@ -30,12 +30,12 @@ func TestRoomGatesByTheTUIRule(t *testing.T) {
 			t.Errorf("the %dx%d window shows %q, want the room's gate", sz[0], sz[1], scr)
 		}
 	}
-	if tui.TooSmall(tui.MinWidth, tui.MinHeight) {
+	if screen.TooSmall(screen.MinWidth, screen.MinHeight) {
 		t.Fatalf("the TUI calls its own minimum too small")
 	}
-	fits := sshtest.MustDial(t, addr, sshtest.Options{User: "fits", Width: tui.MinWidth, Height: tui.MinHeight})
+	fits := sshtest.MustDial(t, addr, sshtest.Options{User: "fits", Width: screen.MinWidth, Height: screen.MinHeight})
 	fits.WaitScreen(20*time.Second, "renewal-race")
 	if scr := sshtest.Flat(fits.Screen()); strings.Contains(scr, "Make the") || strings.Contains(scr, "needs a terminal") {
-		t.Errorf("the %dx%d window is gated: %q", tui.MinWidth, tui.MinHeight, scr)
+		t.Errorf("the %dx%d window is gated: %q", screen.MinWidth, screen.MinHeight, scr)
 	}
 }

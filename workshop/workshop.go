@@ -147,7 +147,7 @@ func Start(ctx context.Context, cfg Config) (_ *Room, err error) {
 	// anything else starts, and the port names this process on the board.
 	sshCfg := cfg.SSH
 	// The room gates a small window by the TUI's own rule.
-	sshCfg.MinWidth, sshCfg.MinHeight, sshCfg.TooSmall = tui.MinWidth, tui.MinHeight, tui.TooSmall
+	sshCfg.MinWidth, sshCfg.MinHeight, sshCfg.TooSmall = screen.MinWidth, screen.MinHeight, screen.TooSmall
 	r.ssh, err = sshroom.New(sshCfg, r.attendee)
 	if err != nil {
 		return nil, err
