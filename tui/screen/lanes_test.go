@@ -11,6 +11,7 @@ import (
 	"github.com/leaserace/leaserace/engine"
 	"github.com/leaserace/leaserace/scenario"
 	"github.com/leaserace/leaserace/tui/lanes"
+	"github.com/leaserace/leaserace/tui/screen/timeline"
 	"github.com/leaserace/leaserace/tui/text"
 )
 
@@ -53,16 +54,16 @@ func TestLanesAtEveryStep(t *testing.T) {
 func checkLanes(t *testing.T, s Screen, w int, full, roomy bool) {
 	t.Helper()
 	b := s.lanesBlock(w, full, roomy)
-	d := b.d
+	d := b.D
 	at := fmt.Sprintf("t=%d pos %d, %d columns (full %v, roomy %v)", d.Now, d.Pos, w, full, roomy)
-	for _, l := range append(append(slices.Clone(b.rows), b.danger...), b.legend...) {
+	for _, l := range append(append(slices.Clone(b.Rows), b.Danger...), b.Legend...) {
 		if text.Width(l) > w {
 			t.Errorf("%s: row wider than the screen: %q", at, l)
 		}
 	}
-	legend := strings.Join(strings.Fields(strings.Join(b.legend, " ")), " ")
+	legend := strings.Join(strings.Fields(strings.Join(b.Legend, " ")), " ")
 	laneRow := map[string]string{}
-	for _, l := range b.rows {
+	for _, l := range b.Rows {
 		for _, ln := range d.Lanes {
 			if strings.HasPrefix(l, ln.Name+" ") {
 				laneRow[ln.Name] = l
@@ -76,7 +77,7 @@ func checkLanes(t *testing.T, s Screen, w int, full, roomy bool) {
 	for li, ln := range d.Lanes {
 		row, ok := laneRow[ln.Name]
 		if !ok {
-			t.Fatalf("%s: no lane for %s in\n%s", at, ln.Name, strings.Join(b.rows, "\n"))
+			t.Fatalf("%s: no lane for %s in\n%s", at, ln.Name, strings.Join(b.Rows, "\n"))
 		}
 		// The move tokens of the lane, left to right: a kind's letter
 		// followed by a mark's glyph.
@@ -94,7 +95,7 @@ func checkLanes(t *testing.T, s Screen, w int, full, roomy bool) {
 				want = append(want, l+mv.Mark.Glyph())
 			}
 		}
-		if strings.Contains(row, cutGlyph) {
+		if strings.Contains(row, timeline.CutGlyph) {
 			// Earlier instants cut: the lane shows the latest moves.
 			shown = len(want) - len(got)
 			if shown < 0 {
@@ -102,12 +103,12 @@ func checkLanes(t *testing.T, s Screen, w int, full, roomy bool) {
 			}
 		}
 		if fmt.Sprint(got) != fmt.Sprint(want[shown:]) {
-			t.Errorf("%s: lane %s shows %v, its moves are %v:\n%s", at, ln.Name, got, want, strings.Join(b.rows, "\n"))
+			t.Errorf("%s: lane %s shows %v, its moves are %v:\n%s", at, ln.Name, got, want, strings.Join(b.Rows, "\n"))
 		}
 	}
 	// Every glyph of the lanes is in the legend; letters are checked as
 	// "letter word".
-	for _, l := range b.rows {
+	for _, l := range b.Rows {
 		for _, r := range []rune(l)[min(gw, len([]rune(l))):] {
 			if r == ' ' || r == '=' || unicode.IsDigit(r) || unicode.IsLetter(r) {
 				continue
@@ -119,7 +120,7 @@ func checkLanes(t *testing.T, s Screen, w int, full, roomy bool) {
 	}
 	for _, a := range d.ActionsUsed() {
 		l, what := lanes.Letter(a)
-		if short, ok := shortWords(a); ok && !full {
+		if short, ok := timeline.ShortWords(a); ok && !full {
 			what = short
 		}
 		if !strings.Contains(legend, l+" "+what) {
@@ -144,7 +145,7 @@ func checkFrameLanes(t *testing.T, s Screen, w, h int) {
 	frame := "\n" + s.Frame(w, h) + "\n"
 	for _, v := range [][2]bool{{true, true}, {false, false}, {true, false}, {false, true}} {
 		b := s.lanesBlock(w, v[0], v[1])
-		if strings.Contains(frame, "\n"+strings.Join(b.lines, "\n")+"\n") {
+		if strings.Contains(frame, "\n"+strings.Join(b.Lines, "\n")+"\n") {
 			return
 		}
 	}

@@ -1,4 +1,7 @@
-package screen
+// Package timeline draws the race's lane diagram (tui/lanes) for the
+// terminal: a lane per actor and the clock, each move with its own mark,
+// messages from send to arrival, the dangers in words and the legend.
+package timeline
 
 import (
 	"fmt"
@@ -67,22 +70,6 @@ func (r row) String() string {
 		i = j
 	}
 	return strings.TrimRight(b.String(), " ")
-}
-
-// diagram is the lane model of the snapshot. In play mode the moves not
-// played yet are the script's, not the learner's: they are left out.
-func (m Screen) diagram() lanes.Diagram {
-	s := m.Snap
-	sc := s.Scenario
-	log := s.Log
-	if m.Play.On {
-		log = log[:min(len(log), s.View.Pos)]
-	}
-	return lanes.Build(lanes.Input{
-		Actors: sc.Actors(), Log: log, Steps: s.Steps,
-		Initial: sc.Initial, InitialEpoch: sc.Resource.Epoch,
-		InFlight: s.View.InFlight, From: sc.Window.From, End: s.End, Now: s.View.Now,
-	})
 }
 
 // placed is where each move's two cells (its letter, then its mark) sit.
@@ -189,7 +176,7 @@ func (p placed) col(t int64) int {
 }
 
 // markInk is how a mark is coloured; the glyph alone already says it.
-func (m Screen) markInk(k lanes.Mark) *styles.Ink {
+func (m view) markInk(k lanes.Mark) *styles.Ink {
 	st := m.Styles
 	switch k {
 	case lanes.Done:
@@ -207,54 +194,64 @@ const (
 	flightGlyphs  = "╰─╯"
 	pendingFlight = '┄'
 	cursorGlyph   = "▲"
-	cutGlyph      = "…"
+	CutGlyph      = "…"
 	pauseGlyph    = '┈'
 )
 
-// timeline draws the race as a lane per actor and one for the clock: each
+// view is what the lanes are drawn from: the looks and the diagram.
+type view struct {
+	Styles *styles.Styles
+	d      lanes.Diagram
+}
+
+func (m view) diagram() lanes.Diagram { return m.d }
+
+// Draw draws the race as a lane per actor and one for the clock: each
 // move its kind's letter and its own mark, in its lane at its time;
 // messages from send to arrival under their sender's lane (roomy) or
 // along it (compact); the times under the lanes with the cursor; and the
-// legend, which names every glyph the lanes show and never goes.
-func (m Screen) timeline(w int, full, roomy bool) []string {
-	return m.lanesBlock(w, full, roomy).lines
+// legend, which names every glyph the lanes show and never goes. full
+// spells the legend and the dangers out in words.
+func Draw(d lanes.Diagram, st *styles.Styles, w int, full, roomy bool) Block {
+	return view{Styles: st, d: d}.block(w, full, roomy)
 }
 
-// lanesBlock is the lanes' parts: the rows of the lanes, messages and
-// times; the dangers in words; the legend.
-type lanesBlock struct {
-	d                    lanes.Diagram
-	rows, danger, legend []string
-	// lines is the block as the screen shows it.
-	lines []string
-	used  map[string]bool
+// Block is the lanes' parts: the rows of the lanes, messages and times;
+// the dangers in words; the legend.
+type Block struct {
+	D                    lanes.Diagram
+	Rows, Danger, Legend []string
+	// Lines is the block as the screen shows it.
+	Lines []string
+	// Used names the glyphs the rows show.
+	Used map[string]bool
 }
 
-func (m Screen) lanesBlock(w int, full, roomy bool) lanesBlock {
+func (m view) block(w int, full, roomy bool) Block {
 	b := m.lanesAt(w, full, roomy)
-	if roomy || len(b.legend) <= 1 {
-		b.lines = append(append(slices.Clone(b.rows), b.danger...), b.legend...)
+	if roomy || len(b.Legend) <= 1 {
+		b.Lines = append(append(slices.Clone(b.Rows), b.Danger...), b.Legend...)
 		return b
 	}
 	// Compact: the legend goes beside the lanes, as narrow as lets it
 	// keep to their height, so it costs no lines of its own.
 	for lw := 22; lw <= w/2; lw += 2 {
 		nb := m.lanesAt(w-lw-2, full, roomy)
-		nb.legend = m.legend(nb.d, lw, nb.used, full)
-		if len(nb.legend) <= len(nb.rows) || lw+2 > w/2 {
-			nb.lines = text.HJoin("  ", []int{w - lw - 2, lw}, nb.rows, nb.legend)
-			for i := range nb.lines {
-				nb.lines[i] = strings.TrimRight(nb.lines[i], " ")
+		nb.Legend = m.legend(nb.D, lw, nb.Used, full)
+		if len(nb.Legend) <= len(nb.Rows) || lw+2 > w/2 {
+			nb.Lines = text.HJoin("  ", []int{w - lw - 2, lw}, nb.Rows, nb.Legend)
+			for i := range nb.Lines {
+				nb.Lines[i] = strings.TrimRight(nb.Lines[i], " ")
 			}
-			nb.lines = append(nb.lines, nb.danger...)
+			nb.Lines = append(nb.Lines, nb.Danger...)
 			return nb
 		}
 	}
-	b.lines = append(append(slices.Clone(b.rows), b.danger...), b.legend...)
+	b.Lines = append(append(slices.Clone(b.Rows), b.Danger...), b.Legend...)
 	return b
 }
 
-func (m Screen) lanesAt(w int, full, roomy bool) lanesBlock {
+func (m view) lanesAt(w int, full, roomy bool) Block {
 	st := m.Styles
 	d := m.diagram()
 	gw := 0
@@ -270,8 +267,8 @@ func (m Screen) lanesAt(w int, full, roomy bool) lanesBlock {
 		lane := newRow(w)
 		lane.set(0, l.Name, &st.Label)
 		if cut {
-			lane.set(gw, cutGlyph, &st.Faint)
-			used[cutGlyph] = true
+			lane.set(gw, CutGlyph, &st.Faint)
+			used[CutGlyph] = true
 		}
 		var tracks []row
 		for _, msg := range d.Messages {
@@ -327,16 +324,16 @@ func (m Screen) lanesAt(w int, full, roomy bool) lanesBlock {
 		c.set(cur, ct, &st.Cursor)
 		out = append(out, c.String())
 	}
-	b := lanesBlock{d: d, rows: out, legend: m.legend(d, w, used, full), used: used}
+	b := Block{D: d, Rows: out, Legend: m.legend(d, w, used, full), Used: used}
 	if full {
-		b.danger = m.dangerLines(d, w)
+		b.Danger = m.dangerLines(d, w)
 	}
 	return b
 }
 
 // cursorCol is where the cursor points: under the last move played when
 // it is at the cursor's time, else at the cursor's time between instants.
-func (m Screen) cursorCol(p placed) int {
+func (m view) cursorCol(p placed) int {
 	d := p.d
 	if d.Pos > 0 && p.x[d.Pos-1] >= 0 && d.Moves[d.Pos-1].T == d.Now {
 		return p.x[d.Pos-1] + 1
@@ -362,7 +359,7 @@ func (p placed) span(msg lanes.Message, cur int) (int, int, bool) {
 }
 
 // flightTrack draws msg under its lane on the first track it fits.
-func (m Screen) flightTrack(tracks []row, p placed, msg lanes.Message, used map[string]bool) []row {
+func (m view) flightTrack(tracks []row, p placed, msg lanes.Message, used map[string]bool) []row {
 	st := m.Styles
 	cur := m.cursorCol(p)
 	a, b, ends := p.span(msg, cur)
@@ -442,7 +439,7 @@ func (m Screen) flightTrack(tracks []row, p placed, msg lanes.Message, used map[
 }
 
 // flightInline draws msg along its lane, in the cells between its moves.
-func (m Screen) flightInline(lane row, p placed, msg lanes.Message, used map[string]bool) {
+func (m view) flightInline(lane row, p placed, msg lanes.Message, used map[string]bool) {
 	st := m.Styles
 	cur := m.cursorCol(p)
 	a, b, ends := p.span(msg, cur)
@@ -482,7 +479,7 @@ func (m Screen) flightInline(lane row, p placed, msg lanes.Message, used map[str
 
 // pauseInline draws an actor's pause along its lane: the process stops
 // between its pause and its resume (or the cursor), while time goes on.
-func (m Screen) pauseInline(lane row, p placed, ps lanes.Pause, used map[string]bool) {
+func (m view) pauseInline(lane row, p placed, ps lanes.Pause, used map[string]bool) {
 	st := m.Styles
 	if p.x[ps.Start] < 0 || ps.Start >= p.d.Pos {
 		return
@@ -509,7 +506,7 @@ func (m Screen) pauseInline(lane row, p placed, ps lanes.Pause, used map[string]
 }
 
 // dangerLines spell out each danger the lanes mark, newest last.
-func (m Screen) dangerLines(d lanes.Diagram, w int) []string {
+func (m view) dangerLines(d lanes.Diagram, w int) []string {
 	st := m.Styles
 	var out []string
 	for _, mv := range d.Danger() {
@@ -541,8 +538,8 @@ func actionNoun(a scenario.Action) string {
 	return w
 }
 
-// shortWords name a kind of move in a tight legend.
-func shortWords(a scenario.Action) (string, bool) {
+// ShortWords names a kind of move in a tight legend.
+func ShortWords(a scenario.Action) (string, bool) {
 	switch a {
 	case scenario.ActionSend:
 		return "send", true
@@ -559,7 +556,7 @@ func shortWords(a scenario.Action) (string, bool) {
 // legend names every glyph the lanes show: the letters of the kinds of
 // move, the marks, the network's lines and the cursor. It is never left
 // out; a tight screen gets it in fewer words.
-func (m Screen) legend(d lanes.Diagram, w int, used map[string]bool, full bool) []string {
+func (m view) legend(d lanes.Diagram, w int, used map[string]bool, full bool) []string {
 	st := m.Styles
 	var p []text.Span
 	sep := func() {
@@ -569,7 +566,7 @@ func (m Screen) legend(d lanes.Diagram, w int, used map[string]bool, full bool) 
 	}
 	for _, a := range d.ActionsUsed() {
 		l, what := lanes.Letter(a)
-		if short, ok := shortWords(a); ok && !full {
+		if short, ok := ShortWords(a); ok && !full {
 			what = short
 		}
 		sep()
@@ -603,9 +600,9 @@ func (m Screen) legend(d lanes.Diagram, w int, used map[string]bool, full bool) 
 		}
 		p = append(p, text.Styled(&st.Faint, string(pauseGlyph)), text.Plain(words))
 	}
-	if used[cutGlyph] {
+	if used[CutGlyph] {
 		sep()
-		p = append(p, text.Styled(&st.Faint, cutGlyph), text.Plain(" earlier moves cut"))
+		p = append(p, text.Styled(&st.Faint, CutGlyph), text.Plain(" earlier moves cut"))
 	}
 	sep()
 	p = append(p, text.Styled(&st.Cursor, cursorGlyph), text.Plain(" now"))
