@@ -37,24 +37,13 @@ import (
 	"github.com/testcontainers/testcontainers-go"
 )
 
-// envSoak names how often each ending is tried; unset means once.
-const envSoak = "LEASERACE_SOAK"
-
 // cleanupRepeats is how often each way of ending is tried: once, or
-// LEASERACE_SOAK times. The soak is where the rarer timings (a signal a
-// little later, a panic in another kind of step) get their turn; once is
-// enough to prove every ending cleans up.
+// LEASERACE_SOAK times (pgtest.Soak). The soak is where the rarer timings
+// (a signal a little later, a panic in another kind of step) get their
+// turn; once is enough to prove every ending cleans up.
 func cleanupRepeats(t *testing.T) int {
 	t.Helper()
-	v := os.Getenv(envSoak)
-	if v == "" {
-		return 1
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 {
-		t.Fatalf("%s=%q: want a whole number of repeats, 1 or more", envSoak, v)
-	}
-	return n
+	return pgtest.Soak(t)
 }
 
 // panicTimes are the renewal race's step times, one per kind of step (send,
