@@ -23,6 +23,7 @@ import (
 	"github.com/moby/moby/api/types/network"
 	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
+	"golang.org/x/sync/errgroup"
 )
 
 func providerCtx(t testing.TB) context.Context {
@@ -129,6 +130,7 @@ func processesMentioning(t testing.TB, s string) []string {
 }
 
 func TestLocalProviderStartsAndCleansUp(t *testing.T) {
+	t.Parallel() // a cluster, and any directory it sweeps, of its own
 	var progress progressLog
 	srv := startLocal(t, progress.add)
 
@@ -206,23 +208,34 @@ func startLocalWith(t testing.TB, p pgserver.LocalProvider) *pgserver.Server {
 // default 100: the local provider raises max_connections when told, and
 // the connections beyond the default really open.
 func TestLocalProviderRaisesMaxConnections(t *testing.T) {
+	t.Parallel() // a cluster, and any directory it sweeps, of its own
 	srv := startLocalWith(t, pgserver.LocalProvider{MaxConnections: 150})
 	if got := showMaxConnections(t, srv.DSN); got != "150" {
 		t.Fatalf("max_connections %s, want 150", got)
 	}
+	// 120 sessions at once, opened a few at a time: each is a server
+	// process of its own, and starting them one after another only waits.
 	ctx := providerCtx(t)
-	var conns []*pgx.Conn
+	conns := make([]*pgx.Conn, 120)
 	defer func() {
 		for _, c := range conns {
-			c.Close(ctx)
+			if c != nil {
+				c.Close(ctx)
+			}
 		}
 	}()
-	for i := range 120 {
-		c, err := pgx.Connect(ctx, srv.DSN)
-		if err != nil {
-			t.Fatalf("connection %d of 120: %v", i+1, err)
-		}
-		conns = append(conns, c)
+	var g errgroup.Group
+	g.SetLimit(8)
+	for i := range conns {
+		g.Go(func() (err error) {
+			if conns[i], err = pgx.Connect(ctx, srv.DSN); err != nil {
+				return fmt.Errorf("connection %d of %d: %w", i+1, len(conns), err)
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		t.Fatal(err)
 	}
 
 	// At or below the default, the cluster keeps the default initdb chose,
@@ -235,6 +248,7 @@ func TestLocalProviderRaisesMaxConnections(t *testing.T) {
 }
 
 func TestLocalProviderCloseAfterCancel(t *testing.T) {
+	t.Parallel() // a cluster, and any directory it sweeps, of its own
 	srv := startLocal(t, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // as after a Ctrl-C
@@ -250,6 +264,7 @@ func TestLocalProviderCloseAfterCancel(t *testing.T) {
 }
 
 func TestLocalProviderRemovesAbandonedClusters(t *testing.T) {
+	t.Parallel() // a cluster, and any directory it sweeps, of its own
 	// A short parent keeps socket paths short; the postgres user must be
 	// able to reach into it.
 	parent, err := os.MkdirTemp("", "lrjan")
