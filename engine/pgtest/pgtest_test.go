@@ -51,6 +51,8 @@ func TestWatcherCleansUp(t *testing.T) {
 	DSN(t) // skips or fails here the way the child would
 	for _, how := range []string{"panic", "interrupt"} {
 		t.Run(how, func(t *testing.T) {
+			// Each child process starts servers of its own and names them.
+			t.Parallel()
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
 			cmd, out := startChild(t, ctx, envCrash+"="+how)
