@@ -77,6 +77,7 @@ func (b *behindBalancer) serveOf(seat room.Seat) int {
 // balancer, land on the other process, and the board drops the dead
 // process's seats within the room's idle bound.
 func TestServeBehindHAProxy(t *testing.T) {
+	t.Parallel() // a scratch database, ports and a room of its own
 	const n = 4
 	b := startBehindBalancer(t, 2, "lb", "--room-idle", "3s")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

@@ -246,6 +246,7 @@ func TestRunMovesFileEveryFormat(t *testing.T) {
 // The schedule, headless: the Markdown names no time the moves did
 // not use and lists each goal against par; the JSON carries the same.
 func TestRunMovesGoalsAgainstPar(t *testing.T) {
+	t.Parallel()
 	const moves = "clock:advance@1060,A:send hb1@1060,B:acquire@1060,A:deliver hb1@1060,B:effect@1060,A:effect@1060"
 	dir := t.TempDir()
 	res := leaserace(t, args(pgArgs(t), "run", "--scenario", "renewal-race", "--renewal", "blind", "--fencing", "off",

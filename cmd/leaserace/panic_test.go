@@ -16,6 +16,7 @@ import (
 // exit 70 with a bug report, every run's schema and session gone, no
 // half-written evidence.
 func TestPanicInAWorkerIsReportedAndLeavesNothing(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	cases := []struct {
 		name string

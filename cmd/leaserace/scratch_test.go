@@ -14,6 +14,7 @@ import (
 // library), and, chrooted into a directory that holds only it, as the image
 // holds only it, it starts, prints its version and serve's help.
 func TestBinaryRunsFromScratch(t *testing.T) {
+	t.Parallel()
 	f, err := elf.Open(built.path)
 	if err != nil {
 		t.Fatal(err)

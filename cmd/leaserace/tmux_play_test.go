@@ -106,6 +106,7 @@ func TestTmuxPlayModeReachesTheGoal(t *testing.T) {
 // verdict and the key hint stay on screen, the lanes show the stale write,
 // and the moves are chosen by their numbers all the way to the goal.
 func TestTmuxPlayAt80x24(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	s, status := tmuxStart(t, 80, 24, built.path, "--scenario", "renewal-race", "--renewal", "blind", "--fencing", "off",
 		"--play", "--no-ask", "--pg", "dsn", "--dsn", dsn)
@@ -181,6 +182,7 @@ func TestTmuxPausedHolderAndFencing(t *testing.T) {
 // verify re-runs the exported run digest for digest; the played schedule
 // of the other setting replays the goal.
 func TestTmuxPlayedExportNamesItsRun(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	dir := t.TempDir()
 	s, status := tmuxStart(t, 120, 48, built.path, "--scenario", "paused-holder", "--renewal", "blind", "--fencing", "off",
