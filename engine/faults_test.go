@@ -397,9 +397,13 @@ const (
 	beforeEffect  = 3
 )
 
+// The tests with a cluster of their own run side by side: stopping and
+// restarting a server is mostly waiting, and no other test sees theirs.
 func TestFaultLocalClusterImmediateShutdown(t *testing.T) {
+	t.Parallel()
 	for _, pos := range []int{beforeAcquire, beforeEffect} {
 		t.Run(fmt.Sprintf("after %d steps", pos), func(t *testing.T) {
+			t.Parallel()
 			c := startOwnCluster(t)
 			r := openFaultRun(t, c.srv.DSN, pos)
 			c.stop(t, syscall.SIGQUIT)
@@ -430,6 +434,7 @@ func TestFaultLocalClusterImmediateShutdown(t *testing.T) {
 }
 
 func TestFaultDSNServerRestarted(t *testing.T) {
+	t.Parallel() // a cluster of its own
 	c := startOwnCluster(t)
 	// The server is someone else's as far as the run knows: it came in
 	// through the dsn provider, which never starts or stops anything.
@@ -563,6 +568,7 @@ func TestFaultContainerStoppedOrKilled(t *testing.T) {
 // TestFaultClassifiesRealErrors runs into errors that are not faults as
 // well, so IsServerGone does not cry wolf.
 func TestFaultClassifiesRealErrors(t *testing.T) {
+	t.Parallel() // a cluster of its own
 	sc, err := scenario.Builtin("control")
 	if err != nil {
 		t.Fatal(err)
