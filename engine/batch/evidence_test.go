@@ -19,6 +19,7 @@ import (
 const seedSummary = "Unsafe effects: 2. Compare-and-renew effects: 1. Resource-fenced effects after coordinator corruption: 1."
 
 func TestEvidenceBundleFromLiveRuns(t *testing.T) {
+	t.Parallel()
 	ev, err := batch.BuildEvidence(enginetest.Ctx(t), batch.EvidenceConfig{DSN: pgtest.DSN(t), Provider: "test", ServerVersion: "x", Leaserace: "dev"})
 	if err != nil {
 		t.Fatal(err)

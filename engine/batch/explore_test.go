@@ -13,6 +13,7 @@ import (
 )
 
 func TestExploreMapMatchesTheRaceLogic(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	sc, _ := scenario.Builtin("renewal-race")
 	// The default sweep: every arrival in the window, 1060..1135.
@@ -130,6 +131,7 @@ func TestExploreTwoTimesAndLimits(t *testing.T) {
 // after A's expiry at 1060. Before 1060 the lease is still A's and B's
 // acquire finds no expired row.
 func TestExploreTakeoverMovesTheBoundary(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	sc, _ := scenario.Builtin("renewal-race")
 	vary := []batch.Vary{{Name: "takeover", From: 1058, To: 1062}, {Name: "arrival", From: 1056, To: 1066}}
@@ -231,6 +233,7 @@ func TestEveryBuiltinHasAValidDefaultSweep(t *testing.T) {
 // holds a valid lease, blind/off conflicts once B took over, and
 // compare-and-renew with monotonic fencing is safe everywhere.
 func TestExploreVerdictsByTheContract(t *testing.T) {
+	t.Parallel()
 	sc, err := scenario.Builtin("renewal-race")
 	if err != nil {
 		t.Fatal(err)

@@ -60,6 +60,7 @@ type toggleCoord struct {
 // was in force for. Run it with -race: the knobs are read while they
 // change.
 func TestLiveToggleUnderLoad(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	ctx := enginetest.Ctx(t)
 	const holders, rounds, toggles = 8, 25, 12

@@ -93,6 +93,7 @@ func TestVerifyPartialTranscript(t *testing.T) {
 // both effects at other times than the script's) verifies by replaying its
 // own moves, not the scenario's events.
 func TestVerifyPlayedSchedule(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	ctx := enginetest.Ctx(t)
 	for _, text := range []string{
@@ -350,9 +351,11 @@ func TestShippedTranscriptsCoverEveryBuiltin(t *testing.T) {
 // shipped transcripts: live runs reproduce each one digest for digest, on
 // every PostgreSQL provider this machine offers.
 func TestShippedTranscriptsReproduceOnEveryProvider(t *testing.T) {
+	t.Parallel()
 	names := enginetest.ShippedNames(t)
 	for _, srv := range pgtest.Servers(t) {
 		t.Run(srv.Provider, func(t *testing.T) {
+			t.Parallel()
 			for _, name := range names {
 				t.Run(name, func(t *testing.T) {
 					t.Parallel()
