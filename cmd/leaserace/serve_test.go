@@ -116,13 +116,14 @@ func TestServeOverOpenSSHInTmux(t *testing.T) {
 	wait("alice", 10*time.Second, "event 1/6", "A heartbeat.send hb1")
 	keys("alice", "l", "l")
 	wait("alice", 10*time.Second, "event 3/6", "B acquire", "UPDATE 1", "owner         B (was A)")
-	// Give a stray step time to show before looking at bob.
-	time.Sleep(300 * time.Millisecond)
 	if scr := pane("bob"); !strings.Contains(scr, "event 0/6") || !strings.Contains(scr, "No statement yet") {
 		t.Errorf("alice's steps reached bob's terminal:\n%s", scr)
 	}
+	// Bob's own key, sent after alice's three were handled, is the event
+	// that proves his session has moved past them: had any of hers reached
+	// him, his step would land on event 4/6, not 1/6.
 	keys("bob", "l")
-	wait("bob", 10*time.Second, "event 1/6")
+	wait("bob", 10*time.Second, "event 1/6", "A heartbeat.send hb1")
 	if scr := pane("alice"); !strings.Contains(scr, "event 3/6") {
 		t.Errorf("bob's step reached alice's terminal:\n%s", scr)
 	}
