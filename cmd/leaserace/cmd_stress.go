@@ -20,6 +20,7 @@ type stressFlags struct {
 	workers  int
 	parallel int
 	seed     uint64
+	ttl      int
 	renewal  []string
 	fencing  []string
 	format   string
@@ -33,7 +34,7 @@ func newStressCmd(a *app) *cobra.Command {
 		Short: "Race real goroutines for one lease with millisecond TTLs and count what goes wrong",
 		Long: fmt.Sprintf(`Stress leaves logical time behind. In each run, --workers holders, each a
 goroutine with its own PostgreSQL session, race for one lease row whose TTL is
-%d ms of wall clock (the time passed to the coordinator's statements is the
+--ttl ms of wall clock (default %d) (the time passed to the coordinator's statements is the
 milliseconds since the run began). A holder that gets the lease writes to the
 real resource over HTTP, sends a heartbeat that the schedule delays (about
 half arrive after the lease expired), renews from the snapshot the heartbeat
@@ -84,6 +85,7 @@ broke), or a runtime failure, 2 bad flags, 3 no server.`, batch.StressTTL),
 	fs.IntVar(&f.workers, "workers", batch.DefaultStressWorkers, "holders racing in each run")
 	fs.IntVar(&f.parallel, "parallel", batch.DefaultStressParallel, "runs going on at once, each on its own lease row and resource")
 	fs.Uint64Var(&f.seed, "seed", 0, "seed for the schedule of delays (default: a random one, printed)")
+	fs.IntVar(&f.ttl, "ttl", batch.StressTTL, "the lease's time to live in milliseconds of wall clock; every delay scales with it")
 	fs.StringSliceVar(&f.renewal, "renewal", nil, "renewal modes to race: blind, compare or both (default both)")
 	fs.StringSliceVar(&f.fencing, "fencing", nil, "fencing modes to race: off, strict, monotonic (default all)")
 	fs.StringVar(&f.format, "format", "text", "output: text (a table) or json")
@@ -104,6 +106,9 @@ func (a *app) stress(ctx context.Context, cmd *cobra.Command, f stressFlags) err
 	if f.parallel < 1 || f.parallel > batch.MaxStressParallel {
 		return cli.UsageErr("--parallel %d: want 1 to %d", f.parallel, batch.MaxStressParallel)
 	}
+	if f.ttl < 1 || f.ttl > batch.MaxStressTTL {
+		return cli.UsageErr("--ttl %d: want 1 to %d milliseconds", f.ttl, batch.MaxStressTTL)
+	}
 	settings, err := stressSettings(f.renewal, f.fencing)
 	if err != nil {
 		return err
@@ -120,11 +125,11 @@ func (a *app) stress(ctx context.Context, cmd *cobra.Command, f stressFlags) err
 	}
 	defer a.CloseServer(srv)
 
-	a.Infof("stress: %d runs × %d settings, %d holders, TTL %d ms, seed %d", f.runs, len(settings), f.workers, batch.StressTTL, seed)
+	a.Infof("stress: %d runs × %d settings, %d holders, TTL %d ms, seed %d", f.runs, len(settings), f.workers, f.ttl, seed)
 	bar := cli.NewProgressBar(a.Stderr, "stress", "runs")
 	res, err := batch.Stress(ctx, batch.StressConfig{
 		DSN: srv.DSN, Runs: f.runs, Workers: f.workers, Parallel: f.parallel,
-		Seed: seed, Settings: settings, Progress: bar.Update,
+		Seed: seed, TTL: f.ttl, Settings: settings, Progress: bar.Update,
 	})
 	bar.Finish()
 	if err != nil {
@@ -182,7 +187,7 @@ func stressSettings(renewals, fencings []string) ([]scenario.Knobs, error) {
 
 func writeStressTable(w io.Writer, res batch.StressResult) error {
 	fmt.Fprintf(w, "stress: %d runs per setting, %d holders per run, TTL %d ms, %d runs at once\n\n",
-		res.Runs, res.Workers, batch.StressTTL, res.Parallel)
+		res.Runs, res.Workers, res.TTL, res.Parallel)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "RENEWAL\tFENCING\tRUNS\tTAKEOVERS\tSTALE RENEWALS ACCEPTED\tVIOLATIONS\tRUNS WITH VIOLATIONS\tVALID WRITES REFUSED\tWRITES ACCEPTED\tWRITES REFUSED")
 	for _, s := range res.Settings {

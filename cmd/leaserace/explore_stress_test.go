@@ -230,12 +230,16 @@ func TestStressJSON(t *testing.T) {
 
 func TestStressTable(t *testing.T) {
 	t.Parallel()
-	res := leaserace(t, args(pgArgs(t), "stress", "--runs", "100", "--renewal", "compare", "--fencing", "monotonic,strict", "--workers", "4")...)
+	// A 25 ms lease, not the default 3 ms: strict refuses a holder's second
+	// write only once a prompt heartbeat renewed its lease, and on a loaded
+	// machine (this package's tests run side by side) a 3 ms lease could
+	// expire before any renewal landed, in all 100 runs (seen once).
+	res := leaserace(t, args(pgArgs(t), "stress", "--runs", "100", "--renewal", "compare", "--fencing", "monotonic,strict", "--workers", "4", "--ttl", "25")...)
 	if res.code != 0 {
 		t.Fatalf("stress: %s", res)
 	}
 	for _, want := range []string{
-		"100 runs per setting, 4 holders per run",
+		"100 runs per setting, 4 holders per run, TTL 25 ms",
 		"STALE RENEWALS ACCEPTED", "VIOLATIONS", "VALID WRITES REFUSED",
 		"\nvalid writes refused: writes it refused at or above that epoch, a valid write lost (blocked).\n",
 		"seed ", "runs/s",
@@ -278,6 +282,8 @@ func TestStressBadFlags(t *testing.T) {
 		{[]string{"--fencing", "loose"}, "--fencing"},
 		{[]string{"--format", "csv"}, "--format"},
 		{[]string{"--seed", "-1"}, "seed"},
+		{[]string{"--ttl", "0"}, "--ttl"},
+		{[]string{"--ttl", "1001"}, "--ttl"},
 	} {
 		res := leaserace(t, append([]string{"stress"}, c.args...)...)
 		if res.code != 2 || !strings.Contains(res.stderr, c.want) {

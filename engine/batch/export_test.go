@@ -26,7 +26,7 @@ type Forced struct {
 type ForcedRig struct{ r *rig }
 
 func OpenForced(ctx context.Context, dsn string) (*ForcedRig, error) {
-	r, err := openRig(ctx, StressConfig{DSN: dsn, Runs: 1, Workers: 2, Parallel: 1})
+	r, err := openRig(ctx, StressConfig{DSN: dsn, Runs: 1, Workers: 2, Parallel: 1, TTL: StressTTL})
 	if err != nil {
 		return nil, err
 	}

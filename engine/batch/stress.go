@@ -31,8 +31,10 @@ import (
 // interleaving is whatever the machine does, so counts vary between runs.
 
 const (
-	// StressTTL is the lease's time to live in milliseconds of wall clock.
-	StressTTL = 3
+	// StressTTL is the lease's default time to live in milliseconds of
+	// wall clock; MaxStressTTL bounds what a call may ask for.
+	StressTTL    = 3
+	MaxStressTTL = 1000
 	// DefaultStressWorkers is how many holders race in each run.
 	DefaultStressWorkers = 3
 	// MaxStressWorkers and MaxStressRuns bound what one call may start.
@@ -47,11 +49,11 @@ const (
 
 	// stressRounds is how many heartbeats a holder sends once it holds.
 	stressRounds = 1
-	// episodeBudget bounds one run: after it no holder starts anything new.
+	// episodeBudget bounds one run under the default TTL: after it no
+	// holder starts anything new. It scales with the TTL (budget).
 	episodeBudget = 40 * time.Millisecond
 	// pollEvery spaces a waiting holder's acquire attempts.
 	pollEvery = 250 * time.Microsecond
-	maxPolls  = int(episodeBudget/pollEvery) + 1
 	// episodeTimeout bounds one run's I/O, so a hung server ends the stress
 	// with an error instead of hanging it.
 	episodeTimeout = 15 * time.Second
@@ -68,6 +70,10 @@ type StressConfig struct {
 	Parallel int
 	// Seed fixes the schedule of delays.
 	Seed uint64
+	// TTL is the lease's time to live in milliseconds (default StressTTL).
+	// Every delay of the schedule scales with it: a longer one leaves a
+	// loaded machine room to renew a lease while it is still current.
+	TTL int
 	// Settings are the knob settings to race, in order; default all six.
 	Settings []scenario.Knobs
 	// Progress, if set, is told how many runs are done out of how many.
@@ -108,6 +114,7 @@ type StressResult struct {
 	Settings []StressSetting `json:"settings"`
 	Workers  int             `json:"-"`
 	Parallel int             `json:"-"`
+	TTL      int             `json:"-"`
 	Took     time.Duration   `json:"-"`
 }
 
@@ -130,14 +137,15 @@ type HolderPlan struct {
 	Heartbeats []time.Duration
 }
 
-// StressSchedule is the delay schedule of one run. It depends only on the
-// seed, the run's number and the number of holders, so the same seed gives
+// StressSchedule is the delay schedule of one run under a lease of ttlMS
+// milliseconds. It depends only on the seed, the run's number, the number
+// of holders and the TTL, so the same seed gives
 // every knob setting, and every repetition, the same delays.
-func StressSchedule(seed uint64, run, workers int) []HolderPlan {
+func StressSchedule(seed uint64, run, workers, ttlMS int) []HolderPlan {
 	// One PCG stream per run: the schedule of run i does not depend on how
 	// many runs came before it or which lane ran them.
 	rng := mrand.New(mrand.NewPCG(seed, uint64(run)))
-	ttl := time.Duration(StressTTL) * time.Millisecond
+	ttl := time.Duration(ttlMS) * time.Millisecond
 	plans := make([]HolderPlan, workers)
 	for h := range plans {
 		p := HolderPlan{Start: time.Duration(rng.Int64N(int64(500 * time.Microsecond)))}
@@ -181,6 +189,9 @@ func Stress(ctx context.Context, cfg StressConfig) (res StressResult, err error)
 	if cfg.Parallel == 0 {
 		cfg.Parallel = DefaultStressParallel
 	}
+	if cfg.TTL == 0 {
+		cfg.TTL = StressTTL
+	}
 	if len(cfg.Settings) == 0 {
 		cfg.Settings = scenario.AllKnobs()
 	}
@@ -191,6 +202,8 @@ func Stress(ctx context.Context, cfg StressConfig) (res StressResult, err error)
 		return res, fmt.Errorf("workers must be between 2 and %d, not %d: a race needs at least two holders", MaxStressWorkers, cfg.Workers)
 	case cfg.Parallel < 1 || cfg.Parallel > MaxStressParallel:
 		return res, fmt.Errorf("parallel must be between 1 and %d, not %d", MaxStressParallel, cfg.Parallel)
+	case cfg.TTL < 1 || cfg.TTL > MaxStressTTL:
+		return res, fmt.Errorf("the lease's TTL must be between 1 and %d ms, not %d", MaxStressTTL, cfg.TTL)
 	}
 	for _, k := range cfg.Settings {
 		if _, err := scenario.ParseRenewal(string(k.Renewal)); err != nil {
@@ -202,7 +215,7 @@ func Stress(ctx context.Context, cfg StressConfig) (res StressResult, err error)
 	}
 	// More lanes than runs would sit idle.
 	cfg.Parallel = min(cfg.Parallel, cfg.Runs)
-	res = StressResult{Seed: cfg.Seed, Runs: cfg.Runs, Workers: cfg.Workers, Parallel: cfg.Parallel}
+	res = StressResult{Seed: cfg.Seed, Runs: cfg.Runs, Workers: cfg.Workers, Parallel: cfg.Parallel, TTL: cfg.TTL}
 	start := time.Now()
 	rig, err := openRig(ctx, cfg)
 	if err != nil {
@@ -241,6 +254,12 @@ type rig struct {
 
 // lane runs one run at a time: its own lease row, its own run at the
 // resource and one session per holder.
+// budget bounds one run: episodeBudget, scaled from the default TTL to
+// this stress's.
+func (r *rig) budget() time.Duration {
+	return episodeBudget * time.Duration(r.cfg.TTL) / StressTTL
+}
+
 type lane struct {
 	rig     *rig
 	lease   string
@@ -402,7 +421,7 @@ func (r *rig) race(ctx context.Context, k scenario.Knobs, done0, total int) (Str
 				if i >= r.cfg.Runs {
 					return nil
 				}
-				c, err := ln.episode(gctx, k.Renewal, StressSchedule(r.cfg.Seed, i, r.cfg.Workers))
+				c, err := ln.episode(gctx, k.Renewal, StressSchedule(r.cfg.Seed, i, r.cfg.Workers, r.cfg.TTL))
 				if err != nil {
 					return fmt.Errorf("run %d: %w", i+1, err)
 				}
@@ -506,7 +525,9 @@ const stressInitialEpoch = 0
 func (ln *lane) hold(ctx context.Context, h int, renewal scenario.Renewal, p HolderPlan, start time.Time) (tally, error) {
 	var t tally
 	now := func() int64 { return time.Since(start).Milliseconds() }
-	deadline := start.Add(episodeBudget)
+	budget := ln.rig.budget()
+	maxPolls := int(budget/pollEvery) + 1
+	deadline := start.Add(budget)
 	if err := sleepCtx(ctx, p.Start); err != nil {
 		return t, err
 	}
@@ -565,7 +586,7 @@ func (ln *lane) hold(ctx context.Context, h int, renewal scenario.Renewal, p Hol
 // any, and whether it took the lease from another holder.
 func (ln *lane) acquire(ctx context.Context, h int, now int64) (mine *scenario.Lease, took bool, err error) {
 	me := holderName(h)
-	before, after, rows, err := ln.coordinate(ctx, ln.holders[h], ln.rig.sql.acquire, ln.lease, me, now, int64(StressTTL))
+	before, after, rows, err := ln.coordinate(ctx, ln.holders[h], ln.rig.sql.acquire, ln.lease, me, now, int64(ln.rig.cfg.TTL))
 	if err != nil {
 		return nil, false, fmt.Errorf("%s's acquire: %w", me, err)
 	}
@@ -582,7 +603,7 @@ func (ln *lane) acquire(ctx context.Context, h int, now int64) (mine *scenario.L
 // fence) because someone else had taken over since.
 func (ln *lane) heartbeat(ctx context.Context, h int, renewal scenario.Renewal, snap scenario.Lease, now int64) (mine *scenario.Lease, stale bool, err error) {
 	me := holderName(h)
-	before, after, rows, err := ln.coordinate(ctx, ln.holders[h], ln.rig.sql.renew(renewal), ln.lease, snap.Owner, snap.Fence, snap.LeaseVersion, now, int64(StressTTL))
+	before, after, rows, err := ln.coordinate(ctx, ln.holders[h], ln.rig.sql.renew(renewal), ln.lease, snap.Owner, snap.Fence, snap.LeaseVersion, now, int64(ln.rig.cfg.TTL))
 	if err != nil {
 		return nil, false, fmt.Errorf("%s's heartbeat: %w", me, err)
 	}

@@ -17,57 +17,62 @@ import (
 )
 
 func TestStressScheduleIsFixedBySeed(t *testing.T) {
-	ttl := time.Duration(batch.StressTTL) * time.Millisecond
-	late, total := 0, 0
-	for run := range 200 {
-		a := batch.StressSchedule(42, run, 3)
-		b := batch.StressSchedule(42, run, 3)
-		if !reflect.DeepEqual(a, b) {
-			t.Fatalf("run %d: the same seed gave two schedules:\n%v\n%v", run, a, b)
-		}
-		if len(a) != 3 {
-			t.Fatalf("run %d: %d holder plans for 3 workers", run, len(a))
-		}
-		for _, p := range a {
-			if p.Start < 0 || p.Start >= 500*time.Microsecond {
-				t.Errorf("run %d: start delay %v outside [0, 500µs)", run, p.Start)
+	// The default TTL, and a longer one: every delay scales with it.
+	for _, ms := range []int{batch.StressTTL, 30} {
+		ttl := time.Duration(ms) * time.Millisecond
+		late, total := 0, 0
+		for run := range 200 {
+			a := batch.StressSchedule(42, run, 3, ms)
+			b := batch.StressSchedule(42, run, 3, ms)
+			if !reflect.DeepEqual(a, b) {
+				t.Fatalf("TTL %d ms, run %d: the same seed gave two schedules:\n%v\n%v", ms, run, a, b)
 			}
-			if len(p.Heartbeats) == 0 {
-				t.Fatalf("run %d: no heartbeats", run)
+			if len(a) != 3 {
+				t.Fatalf("TTL %d ms, run %d: %d holder plans for 3 workers", ms, run, len(a))
 			}
-			for _, d := range p.Heartbeats {
-				total++
-				switch {
-				case d >= ttl && d < 3*ttl:
-					late++
-				case d >= 0 && d < ttl/3:
-				default:
-					t.Errorf("run %d: heartbeat delay %v is neither prompt (< TTL/3) nor late (TTL..3·TTL)", run, d)
+			for _, p := range a {
+				if p.Start < 0 || p.Start >= 500*time.Microsecond {
+					t.Errorf("TTL %d ms, run %d: start delay %v outside [0, 500µs)", ms, run, p.Start)
+				}
+				if len(p.Heartbeats) == 0 {
+					t.Fatalf("TTL %d ms, run %d: no heartbeats", ms, run)
+				}
+				for _, d := range p.Heartbeats {
+					total++
+					switch {
+					case d >= ttl && d < 3*ttl:
+						late++
+					case d >= 0 && d < ttl/3:
+					default:
+						t.Errorf("TTL %d ms, run %d: heartbeat delay %v is neither prompt (< TTL/3) nor late (TTL..3·TTL)", ms, run, d)
+					}
 				}
 			}
 		}
-	}
-	// About half are late: enough races to see, enough renewals that work.
-	if late < total/3 || late > 2*total/3 {
-		t.Errorf("%d of %d heartbeats late, want about half", late, total)
-	}
-	if reflect.DeepEqual(batch.StressSchedule(42, 0, 3), batch.StressSchedule(43, 0, 3)) {
-		t.Error("seeds 42 and 43 gave the same schedule")
-	}
-	if reflect.DeepEqual(batch.StressSchedule(42, 0, 3), batch.StressSchedule(42, 1, 3)) {
-		t.Error("runs 0 and 1 got the same schedule")
+		// About half are late: enough races to see, enough renewals that work.
+		if late < total/3 || late > 2*total/3 {
+			t.Errorf("%d of %d heartbeats late, want about half", late, total)
+		}
+		if reflect.DeepEqual(batch.StressSchedule(42, 0, 3, ms), batch.StressSchedule(43, 0, 3, ms)) {
+			t.Error("seeds 42 and 43 gave the same schedule")
+		}
+		if reflect.DeepEqual(batch.StressSchedule(42, 0, 3, ms), batch.StressSchedule(42, 1, 3, ms)) {
+			t.Error("runs 0 and 1 got the same schedule")
+		}
 	}
 }
 
 func TestStressRefusesBadConfig(t *testing.T) {
 	ctx := enginetest.Ctx(t)
 	for name, cfg := range map[string]batch.StressConfig{
-		"no runs":     {Runs: 0},
-		"too many":    {Runs: batch.MaxStressRuns + 1},
-		"one worker":  {Runs: 1, Workers: 1},
-		"bad renewal": {Runs: 1, Settings: []scenario.Knobs{{Renewal: "sometimes", Fencing: scenario.FencingOff}}},
-		"bad fencing": {Runs: 1, Settings: []scenario.Knobs{{Renewal: scenario.RenewalBlind, Fencing: "loose"}}},
-		"parallel":    {Runs: 1, Parallel: batch.MaxStressParallel + 1},
+		"no runs":      {Runs: 0},
+		"too many":     {Runs: batch.MaxStressRuns + 1},
+		"one worker":   {Runs: 1, Workers: 1},
+		"bad renewal":  {Runs: 1, Settings: []scenario.Knobs{{Renewal: "sometimes", Fencing: scenario.FencingOff}}},
+		"bad fencing":  {Runs: 1, Settings: []scenario.Knobs{{Renewal: scenario.RenewalBlind, Fencing: "loose"}}},
+		"parallel":     {Runs: 1, Parallel: batch.MaxStressParallel + 1},
+		"ttl":          {Runs: 1, TTL: batch.MaxStressTTL + 1},
+		"negative ttl": {Runs: 1, TTL: -1},
 	} {
 		// No DSN: a bad config is refused before any connection.
 		if _, err := batch.Stress(ctx, cfg); err == nil {

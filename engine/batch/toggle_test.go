@@ -65,7 +65,7 @@ func TestLiveToggleUnderLoad(t *testing.T) {
 	ctx := enginetest.Ctx(t)
 	const holders, rounds, toggles = 8, 25, 12
 	ttl := int64(2 * holders)
-	r, err := openRig(ctx, StressConfig{DSN: dsn, Runs: 1, Workers: holders, Parallel: 1})
+	r, err := openRig(ctx, StressConfig{DSN: dsn, Runs: 1, Workers: holders, Parallel: 1, TTL: StressTTL})
 	if err != nil {
 		t.Fatal(err)
 	}
