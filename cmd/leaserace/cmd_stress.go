@@ -43,18 +43,19 @@ carries, and writes again while it believes it still holds the lease.
 For each knob setting it counts:
   takeovers                 acquires that took the lease from another holder
   stale renewals accepted   renewals that changed the row although, when they
-                            arrived, it no longer held the renewer's epoch
-  violations                writes judged a conflict: the resource accepted an
-                            epoch below the highest it had accepted before
-  valid writes refused      writes judged blocked: the resource refused an
-                            epoch at or above the highest it had accepted
+                            arrived, it no longer held the renewer's owner
+                            and fence
+  violations                writes judged a conflict: the resource accepted a
+                            fence below its highest fence accepted before
+  valid writes refused      writes judged blocked: the resource refused a
+                            fence at or above its highest fence accepted
                             before, a valid write lost (strict fencing, the
                             unsuccessful fix, refuses the current holder's
                             second write)
 
 Writes are judged in the order the resource saw them, by the same rule as
-every other verdict leaserace gives: accept an epoch at or above the highest
-accepted so far.
+every other verdict leaserace gives: accept a fence at or above the resource's
+highest fence accepted so far.
 
 --seed fixes the schedule of delays (and prints it); real timing still varies,
 so counts differ between repeated runs with the same seed. Progress
@@ -197,8 +198,8 @@ func writeStressTable(w io.Writer, res batch.StressResult) error {
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("cannot write the table: %w", err)
 	}
-	fmt.Fprintf(w, "\nviolations: writes the resource accepted below the highest epoch it had accepted (conflict).\n")
-	fmt.Fprintf(w, "valid writes refused: writes it refused at or above that epoch, a valid write lost (blocked).\n")
+	fmt.Fprintf(w, "\nviolations: writes the resource accepted below its highest fence accepted (conflict).\n")
+	fmt.Fprintf(w, "valid writes refused: writes it refused at or above that fence, a valid write lost (blocked).\n")
 	fmt.Fprintf(w, "%d runs in %s (%.0f runs/s).\n", res.Runs*len(res.Settings), res.Took.Round(time.Millisecond), res.RunsPerSecond())
 	fmt.Fprintf(w, "seed %d: the same seed gives the same schedule of delays (--seed %d); real timing still varies.\n", res.Seed, res.Seed)
 	return nil

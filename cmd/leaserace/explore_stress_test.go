@@ -241,7 +241,7 @@ func TestStressTable(t *testing.T) {
 	for _, want := range []string{
 		"100 runs per setting, 4 holders per run, TTL 25 ms",
 		"STALE RENEWALS ACCEPTED", "VIOLATIONS", "VALID WRITES REFUSED",
-		"\nvalid writes refused: writes it refused at or above that epoch, a valid write lost (blocked).\n",
+		"\nvalid writes refused: writes it refused at or above that fence, a valid write lost (blocked).\n",
 		"seed ", "runs/s",
 	} {
 		if !strings.Contains(res.stdout, want) {
