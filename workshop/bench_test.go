@@ -106,6 +106,36 @@ type benchResult struct {
 	RoomWaits int `json:"room_waits"`
 }
 
+// logErrors writes the first ten errors to standard error: a benchmark's
+// log keeps only its first lines.
+func (res benchResult) logErrors(bench string) {
+	for i, e := range res.Errors {
+		if i == 10 {
+			fmt.Fprintf(os.Stderr, "%s: … and %d more errors\n", bench, len(res.Errors)-10)
+			break
+		}
+		fmt.Fprintf(os.Stderr, "%s error: %s\n", bench, briefError(e))
+	}
+}
+
+// reportKinds reports the attendees' errors by kind (room-errors: the
+// screen errors that said the room did not take a report) and their
+// slowness apart: slow-keys and room-waits.
+func (res benchResult) reportKinds(b *testing.B) {
+	b.ReportMetric(float64(res.Kinds[errKey]), "key-errors")
+	b.ReportMetric(float64(res.Kinds[errScreen]), "screen-errors")
+	b.ReportMetric(float64(res.Kinds[errSession]), "session-errors")
+	roomErrs := 0
+	for _, e := range res.Errors {
+		if strings.Contains(e, roomFailedText) {
+			roomErrs++
+		}
+	}
+	b.ReportMetric(float64(roomErrs), "room-errors")
+	b.ReportMetric(float64(res.Slow), "slow-keys")
+	b.ReportMetric(float64(res.RoomWaits), "room-waits")
+}
+
 // The kinds of real failures.
 const (
 	errKey     = "key"     // a key's effect did not show within keyBound
@@ -241,15 +271,7 @@ func BenchmarkRoom(b *testing.B) {
 		v := res.DoneBy[k]
 		b.Logf("%-8s %5d presses, p50 %6.1f ms, p99 %6.1f ms to the frame showing it", k, len(v), percentile(v, 50), percentile(v, 99))
 	}
-	// A benchmark's log keeps only its first lines: the errors go to
-	// standard error, the first ten of them.
-	for i, e := range res.Errors {
-		if i == 10 {
-			fmt.Fprintf(os.Stderr, "BenchmarkRoom: … and %d more errors\n", len(res.Errors)-10)
-			break
-		}
-		fmt.Fprintf(os.Stderr, "BenchmarkRoom error: %s\n", briefError(e))
-	}
+	res.logErrors("BenchmarkRoom")
 	b.ReportMetric(float64(res.Connected), "attendees")
 	b.ReportMetric(percentile(res.First, 50), "p50-ms")
 	b.ReportMetric(percentile(res.First, 99), "p99-ms")
@@ -262,20 +284,8 @@ func BenchmarkRoom(b *testing.B) {
 	// screens that said the room had not taken their reports yet.
 	bl := r.Backlog()
 	b.ReportMetric(float64(len(res.Errors)+bl.Refused), "errors")
-	b.ReportMetric(float64(res.Kinds[errKey]), "key-errors")
-	b.ReportMetric(float64(res.Kinds[errScreen]), "screen-errors")
-	b.ReportMetric(float64(res.Kinds[errSession]), "session-errors")
 	b.ReportMetric(float64(bl.Refused), "refused")
-	// Of the screen errors, those that said the room did not take a report.
-	roomErrs := 0
-	for _, e := range res.Errors {
-		if strings.Contains(e, roomFailedText) {
-			roomErrs++
-		}
-	}
-	b.ReportMetric(float64(roomErrs), "room-errors")
-	b.ReportMetric(float64(res.Slow), "slow-keys")
-	b.ReportMetric(float64(res.RoomWaits), "room-waits")
+	res.reportKinds(b)
 	// Frames: how many of the attendees' frames found their sections drawn.
 	if fs := r.Frames(); fs.Hits+fs.Misses+fs.Unshared > 0 {
 		all := fs.Hits + fs.Misses + fs.Unshared

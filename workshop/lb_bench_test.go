@@ -22,9 +22,9 @@ import (
 // on one PostgreSQL, behind one HAProxy in TCP mode on loopback, and
 // LEASERACE_BENCH_ATTENDEES attendees per serve process (default 100, so
 // 2 × 100) connecting to HAProxy only, in a process of their own. It
-// reports what BenchmarkRoom does (p50/p99, errors) and each serve
-// process's CPU per press, and checks the board counts every attendee
-// once.
+// reports what BenchmarkRoom does (p50/p99, errors by kind, slowness
+// apart) and each serve process's CPU per press, and checks the board
+// counts every attendee once.
 //
 //	go test ./workshop -run '^$' -bench BenchmarkRoomBehindHAProxy -benchtime=1x
 func BenchmarkRoomBehindHAProxy(b *testing.B) {
@@ -81,13 +81,7 @@ func BenchmarkRoomBehindHAProxy(b *testing.B) {
 	if err := child.Wait(); err != nil {
 		b.Errorf("the attendees' process: %v", err)
 	}
-	for i, e := range res.Errors {
-		if i == 5 {
-			b.Logf("… and %d more errors", len(res.Errors)-5)
-			break
-		}
-		b.Logf("error: %s", e)
-	}
+	res.logErrors("BenchmarkRoomBehindHAProxy")
 	if seats != res.Connected {
 		b.Errorf("the board counted %d seats for %d attendees connected", seats, res.Connected)
 	}
@@ -96,7 +90,9 @@ func BenchmarkRoomBehindHAProxy(b *testing.B) {
 	b.ReportMetric(percentile(res.First, 50), "p50-ms")
 	b.ReportMetric(percentile(res.First, 99), "p99-ms")
 	b.ReportMetric(percentile(res.Done, 99), "step-p99-ms")
+	// Real failures only, as BenchmarkRoom counts them; slowness apart.
 	b.ReportMetric(float64(len(res.Errors)), "errors")
+	res.reportKinds(b)
 	b.ReportMetric(float64(res.Presses), "presses")
 	if res.Presses > 0 {
 		for i := range serves {
