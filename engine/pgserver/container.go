@@ -223,11 +223,36 @@ func RemoveStarted(ctx context.Context, startID string) error {
 	}
 	var errs []error
 	for _, c := range list.Items {
-		if _, err := cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true}); err != nil {
+		if err := ForceRemove(ctx, cli.Client, c.ID); err != nil {
 			errs = append(errs, fmt.Errorf("removing half-started container %s: %w", shortID(c.ID), err))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// ForceRemove removes a container and its volumes, whatever its state, and
+// returns once it is gone. A container already gone is no error. One whose
+// removal another client began (Docker answers a conflict: a process that
+// died while its cleanup ran, say) is waited for until Docker says it is
+// removed, so the caller never returns while the container still exists.
+func ForceRemove(ctx context.Context, cli *client.Client, id string) error {
+	_, err := cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+	switch {
+	case err == nil, cerrdefs.IsNotFound(err):
+		return nil
+	case !cerrdefs.IsConflict(err):
+		return err
+	}
+	w := cli.ContainerWait(ctx, id, client.ContainerWaitOptions{Condition: container.WaitConditionRemoved})
+	select {
+	case <-w.Result:
+		return nil
+	case werr := <-w.Error:
+		if cerrdefs.IsNotFound(werr) {
+			return nil // removed before the wait began
+		}
+		return fmt.Errorf("%w; then waiting for that removal: %w", err, werr)
+	}
 }
 
 // removeAbandonedContainers force-removes the containers whose owner label

@@ -12,9 +12,7 @@ import (
 	"sync"
 	"time"
 
-	cerrdefs "github.com/containerd/errdefs"
 	"github.com/leaserace/leaserace/engine/pgserver"
-	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
 )
 
@@ -168,9 +166,6 @@ func removeContainer(ctx context.Context, id string) error {
 		return fmt.Errorf("reaching Docker: %w", err)
 	}
 	defer cli.Close()
-	_, err = cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
-	if cerrdefs.IsNotFound(err) {
-		return nil // the tests got to it first
-	}
-	return err
+	// The tests may have got to it first, or begun to before they died.
+	return pgserver.ForceRemove(ctx, cli.Client, id)
 }
