@@ -177,7 +177,9 @@ func TestSIGKILLDuringContainerStartIsSweptByTheNextStart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cli.Close()
+	// Closed after the clean-up below has used it (clean-ups run last
+	// first): closed before it, its connections outlived the test.
+	t.Cleanup(func() { cli.Close() })
 	image := os.Getenv("LEASERACE_PG_IMAGE")
 	if image == "" {
 		image = pgserver.DefaultPGImage

@@ -28,6 +28,7 @@ func (p LocalProvider) Start(ctx context.Context, progress func(string)) (*Serve
 	return startCluster(ctx, cluster{
 		provider: "local", initdb: initdb, postgres: postgres, began: began,
 		parent: p.Dir, made: p.Made, maxConnections: p.MaxConnections, port: localPort,
+		clusterCache: p.ClusterCache,
 	}, progress)
 }
 
@@ -51,6 +52,10 @@ type cluster struct {
 	// check, if set, runs once the server's user is known, before any
 	// directory is made: it may refuse to go on.
 	check func(cred *syscall.Credential) error
+	// clusterCache is as LocalProvider.ClusterCache. With tcp, the copies
+	// share the first cluster's password: random and kept nowhere, as
+	// each cluster's own would be.
+	clusterCache string
 }
 
 // startCluster makes a cluster in a new directory under c.parent, starts
@@ -125,14 +130,22 @@ func startCluster(ctx context.Context, c cluster, progress func(string)) (*Serve
 	}
 	data := filepath.Join(dir, "data")
 
-	report(progress, "initdb")
-	cmd := exec.CommandContext(ctx, initdb, initArgs...)
-	cmd.Dir = dir // the postgres user may not be allowed into our working directory
-	// Killed outright, we take initdb with us (where the system can) instead
-	// of leaving it writing into a directory someone is removing.
-	cmd.SysProcAttr = childAttr(cred, false)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("initdb failed: %w\n%s", err, lastLines(out, 15))
+	entry := templateEntry(c.clusterCache, initdb, postgres, initArgs, cred)
+	if entry != "" && copyFromTemplate(entry, data, cred) {
+		report(progress, "initdb: copying the cluster it made before")
+	} else {
+		report(progress, "initdb")
+		cmd := exec.CommandContext(ctx, initdb, initArgs...)
+		cmd.Dir = dir // the postgres user may not be allowed into our working directory
+		// Killed outright, we take initdb with us (where the system can) instead
+		// of leaving it writing into a directory someone is removing.
+		cmd.SysProcAttr = childAttr(cred, false)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("initdb failed: %w\n%s", err, lastLines(out, 15))
+		}
+		if entry != "" {
+			saveTemplate(entry, data, initdb)
+		}
 	}
 
 	report(progress, "starting postgres")

@@ -31,7 +31,16 @@ type LocalProvider struct {
 	// cluster's max_connections: a room of many attendees needs more than
 	// the default. At or below it, the default stays.
 	MaxConnections int
+	// ClusterCache keeps the first cluster initdb makes with these
+	// binaries, and later starts copy it instead of running initdb again
+	// (about a tenth of the time). Empty means os.UserCacheDir()/leaserace/
+	// initdb; NoClusterCache runs initdb every time.
+	ClusterCache string
 }
+
+// NoClusterCache, as LocalProvider.ClusterCache, runs initdb for every
+// cluster.
+const NoClusterCache = "-"
 
 // defaultMaxConnections is PostgreSQL's own default for max_connections.
 const defaultMaxConnections = 100

@@ -132,7 +132,15 @@ func processesMentioning(t testing.TB, s string) []string {
 func TestLocalProviderStartsAndCleansUp(t *testing.T) {
 	t.Parallel() // a cluster, and any directory it sweeps, of its own
 	var progress progressLog
-	srv := startLocal(t, progress.add)
+	// A cache of its own, empty: initdb runs.
+	srv, err := pgserver.LocalProvider{ClusterCache: t.TempDir()}.Start(providerCtx(t), progress.add)
+	if errors.Is(err, pgserver.ErrNoServerBinaries) {
+		unavailable(t, "no local PostgreSQL", err)
+	}
+	if err != nil {
+		t.Fatalf("local provider: %v", err)
+	}
+	t.Cleanup(func() { srv.Close(context.Background()) })
 
 	if got := progress.own(); !slices.Equal(got, []string{"initdb", "starting postgres"}) {
 		t.Errorf("progress %q", got)
@@ -191,9 +199,13 @@ func showMaxConnections(t testing.TB, dsn string) string {
 	return v
 }
 
-func startLocalWith(t testing.TB, p pgserver.LocalProvider) *pgserver.Server {
+func startLocalWith(t testing.TB, p pgserver.LocalProvider, progress ...func(string)) *pgserver.Server {
 	t.Helper()
-	srv, err := p.Start(providerCtx(t), nil)
+	var hear func(string)
+	if len(progress) > 0 {
+		hear = progress[0]
+	}
+	srv, err := p.Start(providerCtx(t), hear)
 	if errors.Is(err, pgserver.ErrNoServerBinaries) {
 		unavailable(t, "no local PostgreSQL", err)
 	}
@@ -202,6 +214,68 @@ func startLocalWith(t testing.TB, p pgserver.LocalProvider) *pgserver.Server {
 	}
 	t.Cleanup(func() { srv.Close(context.Background()) })
 	return srv
+}
+
+// The first start keeps the cluster initdb made; later starts copy it,
+// and each copy is a cluster of its own that works and goes with Close.
+// Without a cache, or with another user's binaries, initdb runs each time.
+func TestLocalProviderCopiesTheClusterInitdbMade(t *testing.T) {
+	t.Parallel() // clusters and a cache of its own
+	cache := t.TempDir()
+	var first, second, off progressLog
+	a := startLocalWith(t, pgserver.LocalProvider{ClusterCache: cache}, first.add)
+	b := startLocalWith(t, pgserver.LocalProvider{ClusterCache: cache}, second.add)
+	c := startLocalWith(t, pgserver.LocalProvider{ClusterCache: pgserver.NoClusterCache}, off.add)
+	for _, tc := range []struct {
+		name     string
+		progress *progressLog
+		want     string
+	}{{"first", &first, "initdb"}, {"second", &second, "initdb: copying the cluster it made before"}, {"no cache", &off, "initdb"}} {
+		if got := tc.progress.own(); !slices.Equal(got, []string{tc.want, "starting postgres"}) {
+			t.Errorf("%s start: progress %q, want %q then starting postgres", tc.name, got, tc.want)
+		}
+	}
+	entries, err := os.ReadDir(cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 1 || !strings.HasPrefix(entries[0].Name(), "cluster-") {
+		t.Fatalf("the cache holds %v, want one cluster-* entry", entries)
+	}
+
+	// Each server is its own: a table made on one is not on the other.
+	exec := func(srv *pgserver.Server, sql string) error {
+		conn, err := pgx.Connect(providerCtx(t), srv.DSN)
+		if err != nil {
+			return err
+		}
+		defer conn.Close(context.Background())
+		_, err = conn.Exec(providerCtx(t), sql)
+		return err
+	}
+	if err := exec(b, "CREATE TABLE only_on_b (x int)"); err != nil {
+		t.Fatal(err)
+	}
+	for _, srv := range []*pgserver.Server{a, c} {
+		if err := exec(srv, "SELECT * FROM only_on_b"); err == nil {
+			t.Errorf("%s sees a table made on the copied cluster", srv.ID)
+		}
+	}
+	// The copy goes on Close like any cluster, and the cache stays.
+	if err := b.Close(providerCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(b.ID); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("%s is still there after Close: %v", b.ID, err)
+	}
+	var third progressLog
+	d := startLocalWith(t, pgserver.LocalProvider{ClusterCache: cache}, third.add)
+	if got := third.own(); len(got) == 0 || got[0] != "initdb: copying the cluster it made before" {
+		t.Errorf("third start: progress %q", got)
+	}
+	if err := exec(d, "SELECT * FROM only_on_b"); err == nil {
+		t.Error("a table made on one copy is in the next: the cache changed")
+	}
 }
 
 // A room of many attendees needs more connections than PostgreSQL's
