@@ -455,6 +455,7 @@ func TestFaultDSNServerRestarted(t *testing.T) {
 }
 
 func TestFaultConnectionReset(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	for _, pos := range []int{beforeAcquire, beforeEffect} {
 		t.Run(fmt.Sprintf("after %d steps", pos), func(t *testing.T) {
@@ -504,6 +505,7 @@ func terminateSessions(t *testing.T, dsn, schema string) []string {
 }
 
 func TestFaultResourceDown(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	r := openFaultRun(t, dsn, beforeEffect)
 	oldURL := r.ResourceURL()
@@ -517,6 +519,7 @@ func TestFaultResourceDown(t *testing.T) {
 }
 
 func TestFaultContainerStoppedOrKilled(t *testing.T) {
+	t.Parallel()
 	for _, how := range []string{"stop", "kill"} {
 		t.Run(how, func(t *testing.T) {
 			srv := pgtest.NewContainer(t)

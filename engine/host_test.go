@@ -16,6 +16,7 @@ import (
 // run to use that connection must still be able to prepare statements it
 // has not sent before. One connection each makes sure it is the same one.
 func TestSharedHostOutlivesARunThatCloses(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	ctx := enginetest.Ctx(t)
 	host, err := engine.OpenHost(ctx, engine.HostConfig{DSN: dsn, MaxConns: 1})

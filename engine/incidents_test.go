@@ -42,6 +42,7 @@ func goalReached(t *testing.T, sc *scenario.Scenario, steps []transcript.Step, i
 // Kleppmann's paused client: compare-and-renew cannot help, because A
 // sends no heartbeat; only fencing at the resource refuses its write.
 func TestPausedHolder(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	for _, c := range []struct {
 		k        scenario.Knobs
@@ -119,6 +120,7 @@ func TestPausedHolder(t *testing.T) {
 // leader's row and answers one row, so both believe they lead, whatever
 // the renewal knob says.
 func TestRiverReelect(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	sc, err := scenario.Builtin("river-reelect")
 	if err != nil {
@@ -170,6 +172,7 @@ func TestRiverReelect(t *testing.T) {
 // reelect on the actor's own row, and by an actor that believes it leads
 // nothing.
 func TestReelectOwnRowAndNoLease(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	sc, err := scenario.Parse("reelect.yaml", []byte(`name: reelect
 window: {from: 0, to: 100}
@@ -224,6 +227,7 @@ expect:
 // River #216: with a TTL equal to the renewal interval, the healthy leader
 // loses its lease with no fault injected.
 func TestSlowRenewal(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	sc, err := scenario.Builtin("slow-renewal")
 	if err != nil {
@@ -292,6 +296,7 @@ func TestSlowRenewal(t *testing.T) {
 // Kafka's producer epochs: the new instance's epoch fences the zombie's
 // late batch at the partition.
 func TestZombieProducer(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	for _, c := range []struct {
 		f                scenario.Fencing
@@ -332,6 +337,7 @@ func TestZombieProducer(t *testing.T) {
 // Every built-in's questions can be answered under every knob setting:
 // the step's real result is one of the choices.
 func TestEveryBuiltinQuestionIsAnswerable(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	all, err := scenario.Builtins()
 	if err != nil {

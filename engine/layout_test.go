@@ -59,6 +59,7 @@ func importRules() []importRule {
 // TestImportsPointOneWay reads the imports of every non-test file of the
 // module and holds them to the layers and the rules above.
 func TestImportsPointOneWay(t *testing.T) {
+	t.Parallel()
 	layerOf := layers()
 	fset := token.NewFileSet()
 	seen := map[string]bool{}
@@ -113,6 +114,7 @@ func isLeaf(pkg string) bool { return pkg == "internal" || strings.HasPrefix(pkg
 // TestLeavesImportOnlyTheStandardLibrary holds every package under
 // internal/ to the standard library.
 func TestLeavesImportOnlyTheStandardLibrary(t *testing.T) {
+	t.Parallel()
 	fset := token.NewFileSet()
 	seen := 0
 	walkModule(t, func(pkg, path string, data []byte) {
@@ -145,6 +147,7 @@ func TestLeavesImportOnlyTheStandardLibrary(t *testing.T) {
 // Session.Inbox), delivered by its Deliver. A channel of tea.Msg in
 // non-test code would be a second way in, with drop rules of its own.
 func TestOneWayIntoAProgram(t *testing.T) {
+	t.Parallel()
 	walkModule(t, func(pkg, path string, data []byte) {
 		for i, line := range strings.Split(string(data), "\n") {
 			if strings.Contains(line, "chan tea.Msg") {
@@ -163,6 +166,7 @@ func roomPath() []string { return []string{"sshroom", "workshop", "engine/room",
 // is a queue with a drop rule of its own. Only a wake-up, struct{}{}, may
 // be sent that way; values wait in a coalesce.Queue.
 func TestNoHandWrittenQueuesOnTheRoomPath(t *testing.T) {
+	t.Parallel()
 	fset := token.NewFileSet()
 	walkModule(t, func(pkg, path string, data []byte) {
 		if !slices.ContainsFunc(roomPath(), func(p string) bool { return pkg == p || strings.HasPrefix(pkg, p+"/") }) {
@@ -235,6 +239,7 @@ func isDockerPackage(path string) bool {
 // light core builds with, its dependencies' dependencies too, and fails
 // naming the chain of imports that reaches testcontainers, Docker or moby.
 func TestCoreBuildsWithoutDocker(t *testing.T) {
+	t.Parallel()
 	graph := importGraph(t, lightCore()...)
 	for _, pkg := range lightCore() {
 		if chain := importChain(graph, modulePath+pkg, isDockerPackage); chain != nil {
@@ -252,6 +257,7 @@ const maxScreenDeps = 210
 
 // TestScreenBuildsLight counts the packages the renderer builds with.
 func TestScreenBuildsLight(t *testing.T) {
+	t.Parallel()
 	graph := importGraph(t, "tui/screen")
 	if n := len(graph); n > maxScreenDeps {
 		var heavy []string
@@ -329,6 +335,7 @@ func importChain(graph map[string][]string, pkg string, bad func(string) bool) [
 // TestEveryPackageHasADoc finds, for every package of the module, a non-test
 // file whose package clause carries a doc comment.
 func TestEveryPackageHasADoc(t *testing.T) {
+	t.Parallel()
 	fset := token.NewFileSet()
 	doc := map[string]bool{}
 	walkModule(t, func(pkg, path string, data []byte) {

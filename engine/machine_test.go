@@ -19,6 +19,7 @@ import (
 // out as they first did only if the machine puts the row and the resource
 // back first.
 func TestMachineRestoresTheServer(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	ctx := enginetest.Ctx(t)
 	h, err := engine.OpenHost(ctx, engine.HostConfig{DSN: dsn})

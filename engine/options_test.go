@@ -72,6 +72,7 @@ func tryMove(t *testing.T, r *engine.Run, mv scenario.Move) bool {
 // moves, and each listed move a tick in the past. Such a move is listed
 // exactly when the engine lets it be made.
 func TestOptionsOnlyEnabledMoves(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	sc, err := scenario.Parse("kinds.yaml", []byte(kinds))
 	if err != nil {
@@ -158,6 +159,7 @@ func TestOptionsOnlyEnabledMoves(t *testing.T) {
 // TestOptionsDropLeavesFlight: a dropped heartbeat is gone from the network
 // and from the menu, and delivering it afterwards is refused.
 func TestOptionsDropLeavesFlight(t *testing.T) {
+	t.Parallel()
 	ctx := enginetest.Ctx(t)
 	r := enginetest.Open(t, pgtest.DSN(t), "renewal-race", enginetest.Knobs(scenario.RenewalBlind, scenario.FencingOff))
 	if err := r.Seek(ctx, 0); err != nil {
@@ -204,6 +206,7 @@ func TestOptionsDropLeavesFlight(t *testing.T) {
 // TestStepBackForks: stepping back and choosing another move cuts the log
 // at the cursor, and the server follows the new path.
 func TestStepBackForks(t *testing.T) {
+	t.Parallel()
 	ctx := enginetest.Ctx(t)
 	r := enginetest.Open(t, pgtest.DSN(t), "renewal-race", enginetest.Knobs(scenario.RenewalBlind, scenario.FencingOff))
 	if err := r.PlayAll(ctx); err != nil {
@@ -255,6 +258,7 @@ func TestStepBackForks(t *testing.T) {
 // the menu offers each a heartbeat, and never one name for the two; the
 // clock's words agree in number with the messages it leaves in flight.
 func TestOfferedHeartbeatsHaveTheirOwnNames(t *testing.T) {
+	t.Parallel()
 	ctx := enginetest.Ctx(t)
 	r := enginetest.Open(t, pgtest.DSN(t), "renewal-race", enginetest.Knobs(scenario.RenewalBlind, scenario.FencingOff))
 	if err := r.Seek(ctx, 0); err != nil {

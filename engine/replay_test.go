@@ -40,6 +40,7 @@ var (
 // Every shipped transcript replays step by step to exactly itself: the
 // same steps, the same outcome and, at the end, the same digest.
 func TestReplayWalksEveryShippedTranscript(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, name := range scenario.BuiltinNames() {
 		for _, k := range scenario.AllKnobs() {
@@ -86,6 +87,7 @@ func TestReplayWalksEveryShippedTranscript(t *testing.T) {
 // At 1075 the blind heartbeat's UPDATE 1 is on show; r (compare) switches
 // to the compare recording at the same position, where it is UPDATE 0.
 func TestReplayTogglesBetweenRecordings(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	r, err := engine.ShippedReplay("renewal-race", rpBlindOff)
 	if err != nil {
@@ -124,6 +126,7 @@ func TestReplayTogglesBetweenRecordings(t *testing.T) {
 }
 
 func TestReplayWithoutTheRecordingSaysWhatItHas(t *testing.T) {
+	t.Parallel()
 	r, err := engine.NewReplay(engine.Recording{Transcript: shipped(t, "renewal-race", rpBlindOff), Origin: "x.json"})
 	if err != nil {
 		t.Fatal(err)
@@ -144,6 +147,7 @@ func TestReplayWithoutTheRecordingSaysWhatItHas(t *testing.T) {
 }
 
 func TestReplaySeeksLikeARun(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	r, err := engine.ShippedReplay("renewal-race", rpBlindOff)
 	if err != nil {
@@ -179,6 +183,7 @@ func TestReplaySeeksLikeARun(t *testing.T) {
 // A transcript exported mid-run replays up to where it stops; one whose
 // scenario file cannot be found is shown against its own steps.
 func TestReplayOfPartialAndOrphanTranscripts(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	tr := shipped(t, "renewal-race", rpBlindOff)
 	part := tr
@@ -221,6 +226,7 @@ func TestReplayOfPartialAndOrphanTranscripts(t *testing.T) {
 }
 
 func TestNewReplayRefusesMixedRecordings(t *testing.T) {
+	t.Parallel()
 	race := shipped(t, "renewal-race", rpBlindOff)
 	other := shipped(t, "control", rpBlindOff)
 	moved := shipped(t, "renewal-race", rpCompareOff)
@@ -243,6 +249,7 @@ func TestNewReplayRefusesMixedRecordings(t *testing.T) {
 // What a replay shows at every position and tick is what a live run on
 // PostgreSQL shows there: the same View, field for field.
 func TestReplayViewMatchesALiveRun(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	ctx := context.Background()
 	for _, k := range []scenario.Knobs{rpBlindOff, rpCompareOff} {
@@ -280,6 +287,7 @@ func TestReplayViewMatchesALiveRun(t *testing.T) {
 // A v1 transcript made by the previous release replays: every recorded
 // step is shown, judged by today's rule.
 func TestReplayOfAV1Transcript(t *testing.T) {
+	t.Parallel()
 	f, err := os.Open("transcript/testdata/v1/busy-holder--blind-strict.json")
 	if err != nil {
 		t.Fatal(err)

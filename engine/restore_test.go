@@ -58,6 +58,7 @@ func readServer(t *testing.T, ctx context.Context, c *pgx.Conn, r *engine.Run) s
 // to the end from there gives the fresh run's transcript. Every built-in
 // scenario, and renewal-race under every knob setting.
 func TestStepBackRestores(t *testing.T) {
+	t.Parallel()
 	ctx := enginetest.Ctx(t)
 	dsn := pgtest.DSN(t)
 	host := func() *engine.Host {
@@ -164,6 +165,7 @@ func TestStepBackRestores(t *testing.T) {
 // the run then matches a fresh one under the new knobs, and steps back
 // under them restore.
 func TestKnobToggleAfterStepBack(t *testing.T) {
+	t.Parallel()
 	ctx := enginetest.Ctx(t)
 	dsn := pgtest.DSN(t)
 	from := enginetest.Knobs(scenario.RenewalBlind, scenario.FencingOff)

@@ -34,6 +34,7 @@ func lease(o string, f, v, e int64) scenario.Lease {
 }
 
 func TestRenewalRaceOnEveryProvider(t *testing.T) {
+	t.Parallel()
 	for _, srv := range pgtest.Servers(t) {
 		t.Run(srv.Provider, func(t *testing.T) {
 			t.Run("blind/off resurrects A and conflicts", func(t *testing.T) {
@@ -114,6 +115,7 @@ func TestRenewalRaceOnEveryProvider(t *testing.T) {
 }
 
 func TestControlRenewsExactlyOneRow(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	for _, ren := range scenario.Renewals() {
 		r := enginetest.Open(t, dsn, "control", enginetest.Knobs(ren, scenario.FencingMonotonic))
@@ -131,6 +133,7 @@ func TestControlRenewsExactlyOneRow(t *testing.T) {
 }
 
 func TestEveryBuiltinMeetsItsExpectations(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	all, err := scenario.Builtins()
 	if err != nil {
@@ -153,6 +156,7 @@ func TestEveryBuiltinMeetsItsExpectations(t *testing.T) {
 }
 
 func TestCheckNoticesAWrongExpectation(t *testing.T) {
+	t.Parallel()
 	src, _ := scenario.BuiltinSource("control")
 	bad := bytes.Replace(src, []byte("effects: 1"), []byte("effects: 7"), 1)
 	sc, err := scenario.Parse("bad.yaml", bad)
@@ -171,6 +175,7 @@ func TestCheckNoticesAWrongExpectation(t *testing.T) {
 }
 
 func TestRevokedWriterCaseVariants(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	wantFail := map[string][]string{
 		"off":       {"late revoked writer", "new holder then old arrival"},
@@ -204,6 +209,7 @@ func TestRevokedWriterCaseVariants(t *testing.T) {
 }
 
 func TestStepBackAndToggleReplayFromTheServer(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	ctx := enginetest.Ctx(t)
 	r := enginetest.Open(t, dsn, "renewal-race", enginetest.Knobs(scenario.RenewalBlind, scenario.FencingOff))
@@ -273,6 +279,7 @@ func TestStepBackAndToggleReplayFromTheServer(t *testing.T) {
 }
 
 func TestInFlightHeartbeatGoesStale(t *testing.T) {
+	t.Parallel()
 	r := enginetest.Open(t, pgtest.DSN(t), "renewal-race", enginetest.Knobs(scenario.RenewalCompare, scenario.FencingMonotonic))
 	ctx := enginetest.Ctx(t)
 	if err := r.SeekTime(ctx, 1055); err != nil {
@@ -303,6 +310,7 @@ func TestInFlightHeartbeatGoesStale(t *testing.T) {
 }
 
 func TestDigestIsStableAndKnobSensitive(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	digest := func(k scenario.Knobs) transcript.Transcript {
 		r := enginetest.Open(t, dsn, "renewal-race", k)
@@ -342,6 +350,7 @@ func TestDigestIsStableAndKnobSensitive(t *testing.T) {
 }
 
 func TestTwoRunsOnOneServerDoNotCollide(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	a := enginetest.Open(t, dsn, "renewal-race", enginetest.Knobs(scenario.RenewalBlind, scenario.FencingOff))
 	b := enginetest.Open(t, dsn, "renewal-race", enginetest.Knobs(scenario.RenewalCompare, scenario.FencingOff))
@@ -379,6 +388,7 @@ func TestTwoRunsOnOneServerDoNotCollide(t *testing.T) {
 }
 
 func TestCloseDropsTheRunsSchemas(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	ctx := enginetest.Ctx(t)
 	sc, _ := scenario.Builtin("renewal-race")
@@ -408,6 +418,7 @@ func TestCloseDropsTheRunsSchemas(t *testing.T) {
 // B's second write, at B's own current fence, is refused, and the contract
 // calls that blocked, not safe.
 func TestStrictFencingBlocksTheCurrentHolder(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	for _, ren := range scenario.Renewals() {
 		tr := enginetest.Played(t, dsn, "busy-holder", enginetest.Knobs(ren, scenario.FencingStrict))

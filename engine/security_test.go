@@ -180,6 +180,8 @@ func scramCluster(t *testing.T) (c *ownCluster, dsn, password string) {
 }
 
 func TestSecurityNoPasswordInAnyOutput(t *testing.T) {
+	// Not parallel: it captures the standard logger (serial tests run
+	// before the parallel ones start).
 	t.Run("local cluster with scram passwords", func(t *testing.T) {
 		c, dsn, password := scramCluster(t)
 		r := checkPasswordStaysHidden(t, dsn, password)
@@ -230,6 +232,7 @@ func TestSecurityNoPasswordInAnyOutput(t *testing.T) {
 }
 
 func TestSecurityResourceListensOnLoopbackOnly(t *testing.T) {
+	t.Parallel()
 	for _, addr := range []string{"0.0.0.0:0", ":0", "[::]:0", "192.0.2.1:0", "example.invalid:0", "127.0.0.1"} {
 		_, err := resource.Start(enginetest.Ctx(t), resource.Config{DSN: "postgres://nobody@127.0.0.1:1/none", Listen: addr})
 		if err == nil || !strings.Contains(err.Error(), "loopback") && !strings.Contains(err.Error(), "host:port") {
@@ -289,6 +292,7 @@ expect:
 }
 
 func TestSecurityScenarioValuesNeverBecomeSQL(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	sc := hostileScenario(t)
 	for _, k := range []scenario.Knobs{blindOff(), {Renewal: scenario.RenewalCompare, Fencing: scenario.FencingMonotonic}} {
@@ -343,6 +347,7 @@ func TestSecurityScenarioValuesNeverBecomeSQL(t *testing.T) {
 }
 
 func TestSecurityScenarioNamesRefuseSQL(t *testing.T) {
+	t.Parallel()
 	base := func(field, value string) string {
 		v := strconv.Quote(value)
 		name, actor, owner, hb, tname := "x", "A", "A", "h", "beat"
@@ -391,6 +396,7 @@ expect:
 }
 
 func TestSecurityScenarioHasNoFieldForSQL(t *testing.T) {
+	t.Parallel()
 	src, err := scenario.BuiltinSource("renewal-race")
 	if err != nil {
 		t.Fatal(err)

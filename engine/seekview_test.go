@@ -12,6 +12,7 @@ import (
 // and with the cursor ticked past an event each comes back whole after the
 // run went elsewhere.
 func TestSeekViewComesBackToTheView(t *testing.T) {
+	t.Parallel()
 	ctx := enginetest.Ctx(t)
 	r, err := engine.ShippedReplay("renewal-race", enginetest.Knobs(scenario.RenewalBlind, scenario.FencingOff))
 	if err != nil {

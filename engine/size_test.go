@@ -19,6 +19,7 @@ const maxPackageLines = 2500
 // (build-tagged ones too), package by package, over the whole module, as
 // `cat *.go | wc -l` would without the tests.
 func TestNoPackageOverMaxLines(t *testing.T) {
+	t.Parallel()
 	lines := map[string]int{}
 	walkModule(t, func(pkg, _ string, data []byte) {
 		lines[pkg] += bytes.Count(data, []byte("\n"))

@@ -15,6 +15,7 @@ import (
 // key order, not the file's), exactly as a run that waited for its first
 // reset shows it.
 func TestStepBackShowsTheResourceAsTheServerSpellsIt(t *testing.T) {
+	t.Parallel()
 	ctx := enginetest.Ctx(t)
 	dsn := pgtest.DSN(t)
 	open := func() *engine.Run {
@@ -67,6 +68,7 @@ func TestStepBackShowsTheResourceAsTheServerSpellsIt(t *testing.T) {
 // A step back that makes no write still reports a resource that did not
 // answer its reset, and Reconnect brings the run back.
 func TestStepBackReportsAFailedResourceReset(t *testing.T) {
+	t.Parallel()
 	ctx := enginetest.Ctx(t)
 	r := enginetest.Open(t, pgtest.DSN(t), "renewal-race", enginetest.Knobs(scenario.RenewalBlind, scenario.FencingOff))
 	if err := r.PlayAll(ctx); err != nil {

@@ -14,6 +14,7 @@ import (
 // A value with &, < and > goes through the resource's HTTP API and
 // PostgreSQL and comes out in the transcript and its Markdown as typed.
 func TestValuesComeOutAsTyped(t *testing.T) {
+	t.Parallel()
 	const typed = `"Tom & Jerry <3>"`
 	tr := playOneWrite(t, "amp", `null`, typed, enginetest.Knobs(scenario.RenewalBlind, scenario.FencingMonotonic))
 	if got := string(tr.Outcome.Resource.Value); got != typed {
@@ -37,6 +38,7 @@ func TestValuesComeOutAsTyped(t *testing.T) {
 // PostgreSQL, into a transcript and back through the reader; one level of
 // nesting past what leaserace can write is refused by the reader.
 func TestDeepestValueRoundTripsThroughATranscript(t *testing.T) {
+	t.Parallel()
 	deep := strings.Repeat(`{"a":`, scenario.MaxValueDepth) + `"x"` + strings.Repeat("}", scenario.MaxValueDepth)
 	tr := playOneWrite(t, "deep", deep, deep, enginetest.Knobs(scenario.RenewalCompare, scenario.FencingMonotonic))
 	if !scenario.JSONEqual(tr.Outcome.Resource.Value, []byte(deep)) {
