@@ -455,7 +455,9 @@ func TestFaultDSNServerRestarted(t *testing.T) {
 }
 
 func TestFaultConnectionReset(t *testing.T) {
-	t.Parallel()
+	// Not parallel: beside other tests' load the pool once replaced a
+	// terminated connection before the run used it, and the run never
+	// met the fault (failed once in go test ./...).
 	dsn := pgtest.DSN(t)
 	for _, pos := range []int{beforeAcquire, beforeEffect} {
 		t.Run(fmt.Sprintf("after %d steps", pos), func(t *testing.T) {
