@@ -21,6 +21,8 @@ type frame struct {
 	// tooSmall is the minimum-size rule (Config.TooSmall, or its default).
 	tooSmall func(w, h int) bool
 	broken   bool // the app panicked: nothing of it is called again
+	// paint draws every frame View makes (nil in tests of the frame alone).
+	paint *painter
 }
 
 // recovered, deferred in the frame's methods, catches a panic of the app.
@@ -44,6 +46,9 @@ func (f *frame) Update(msg tea.Msg) (m tea.Model, cmd tea.Cmd) {
 	}
 	if ws, ok := msg.(tea.WindowSizeMsg); ok {
 		f.w, f.h = ws.Width, ws.Height
+		if f.paint != nil {
+			f.paint.resize(ws.Width, ws.Height)
+		}
 	}
 	if f.gated() {
 		// The attendee cannot see what keys would do: only Ctrl-C counts.
@@ -65,7 +70,17 @@ func (f *frame) Update(msg tea.Msg) (m tea.Model, cmd tea.Cmd) {
 	return m, guardCmd(f.a, c)
 }
 
-func (f *frame) View() (v string) {
+// View is called by Bubble Tea after every message; the painter draws
+// the frame if it changed.
+func (f *frame) View() string {
+	v := f.view()
+	if f.paint != nil {
+		f.paint.set(v)
+	}
+	return v
+}
+
+func (f *frame) view() (v string) {
 	if f.broken {
 		return ""
 	}

@@ -255,19 +255,23 @@ func (a *attendee) run(winCh <-chan ssh.Window) {
 	a.mu.Lock()
 	w, h := a.width, a.height
 	a.mu.Unlock()
-	f := &frame{a: a, app: model, r: r, w: w, h: h, minW: a.srv.cfg.MinWidth, minH: a.srv.cfg.MinHeight, tooSmall: sizeRule(a.srv.cfg)}
+	paint := newPainter(a.output(), a.srv.cfg.FPS, w, h)
+	// Whatever ends the program, the terminal gets its modes back before
+	// the session's last line.
+	defer paint.stop()
+	f := &frame{a: a, app: model, r: r, w: w, h: h, minW: a.srv.cfg.MinWidth, minH: a.srv.cfg.MinHeight, tooSmall: sizeRule(a.srv.cfg), paint: paint}
 	opts := append(bubbletea.MakeOptions(a.sess),
 		// Input comes through the pump, which sees every keystroke for the
 		// idle timeout and can be stopped when the session ends.
 		tea.WithInput(readerFunc(func(p []byte) (int, error) { return a.in.read(p, nil) })),
-		tea.WithAltScreen(),
+		// The frame's painter draws instead (see painter).
+		tea.WithoutRenderer(),
 		// Each program would otherwise install a process-wide SIGINT and
 		// SIGTERM handler: the server handles its own signals.
 		tea.WithoutSignalHandler(),
 		// tea.Suspend would send SIGTSTP to the server's whole process
 		// group, stopping every session: no model may suspend.
 		tea.WithFilter(dropSuspend),
-		tea.WithFPS(a.srv.cfg.FPS),
 	)
 	p := tea.NewProgram(f, opts...)
 	a.mu.Lock()
@@ -310,6 +314,15 @@ func (a *attendee) finish() {
 	}
 	_ = a.sess.Exit(e.code)
 	a.runCleanup()
+}
+
+// output is where the session's frames go: the terminal Bubble Tea would
+// write to (wish's choice, for a real or an emulated PTY).
+func (a *attendee) output() io.Writer {
+	if pty, _, ok := a.sess.Pty(); ok && !a.sess.EmulatedPty() && pty.Slave != nil {
+		return pty.Slave
+	}
+	return a.sess
 }
 
 // renderer makes the session's own lipgloss renderer. wish queries the

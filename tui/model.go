@@ -154,8 +154,10 @@ func NewModel(ctx context.Context, cfg Config) (Model, error) {
 		m.Psql = psqlOf(cfg.Run, m.s.provider)
 	}
 	if cfg.Remote {
-		m.Keys.Export.SetEnabled(false)
-		m.Keys.Explore.SetEnabled(false)
+		k := *m.Keys
+		k.Export.SetEnabled(false)
+		k.Explore.SetEnabled(false)
+		m.WithKeys(k)
 	}
 	if cfg.Room != nil {
 		m = m.inRoom(cfg.Room, cfg.Seat, cfg.Presenter, cfg.Follow && !cfg.Presenter)
@@ -226,7 +228,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
-		m.Help.Width = msg.Width
+		m.SetHelpWidth(msg.Width)
 		return m, nil
 	case tea.KeyMsg:
 		if msg.Type == tea.KeyRunes && !msg.Paste && len(msg.Runes) > 1 {
@@ -349,7 +351,7 @@ func (m Model) key(km tea.KeyMsg) (tea.Model, tea.Cmd) {
 		}
 		return m, nil
 	case key.Matches(km, m.Keys.Help):
-		m.Help.ShowAll = !m.Help.ShowAll
+		m.ToggleFullHelp()
 		return m, nil
 	case key.Matches(km, m.Keys.Scenario):
 		m.Playing = false

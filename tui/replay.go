@@ -24,7 +24,7 @@ func (m Model) asReplay(offline string) Model {
 		ri.Walk = recs[0].Transcript.Presenter
 	}
 	m.Replay, m.home, m.walkWant = ri, m.run, 0
-	m.Keys = m.Keys.Replay(len(ri.Walk) > 0)
+	m.WithKeys(m.Keys.Replay(len(ri.Walk) > 0))
 	if recs := m.run.Recordings(); len(recs) > 0 {
 		if st := recs[0].Transcript.PlayedSummary(); st != "" {
 			m.Status = []text.Span{text.Plain(st + " · → steps through the moves played")}

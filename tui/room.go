@@ -64,7 +64,7 @@ type roomLink struct {
 func (m Model) inRoom(to Room, seat room.Seat, presenter, following bool) Model {
 	m.Room = &screen.Room{Presenter: presenter, Following: following}
 	m.link = &roomLink{to: to, seat: seat, out: outbox.New()}
-	m.Keys = m.Keys.InRoom(presenter)
+	m.WithKeys(m.Keys.InRoom(presenter))
 	return m
 }
 

@@ -77,7 +77,7 @@ func (m Screen) Frame(w, h int) string {
 				lines, sc = alt, cc
 			}
 		}
-		if m.Help.ShowAll && (len(lines) > h || sc.lossy) {
+		if m.FullHelp() && (len(lines) > h || sc.lossy) {
 			// The full help would squeeze the story: give it the middle
 			// of the screen until ? hides it again.
 			lines = sc.helpPage()
@@ -403,7 +403,7 @@ func (m Screen) statusLines(w int) []string {
 // clipStatus keeps the status to n lines, saying that ? shows the rest;
 // with the full help on (?), it shows every line.
 func (m Screen) clipStatus(lines []string, n int) []string {
-	if m.Help.ShowAll {
+	if m.FullHelp() {
 		return lines
 	}
 	return text.ClipSaying(lines, n, "? shows all of it")
@@ -416,9 +416,9 @@ func (m Screen) helpLines(w int) []string {
 	} else if m.Explore.Open {
 		km = keys.DefaultExplorer()
 	} else if m.Play.On {
-		km = keys.Play{Map: m.Keys}
+		km = keys.Play{Map: *m.Keys}
 	}
-	h := m.Help
+	h := m.help()
 	// bubbles/help adds an item that overflows when even its ellipsis does
 	// not fit, so hand it only what fits and let it draw that.
 	h.Width = 0

@@ -51,7 +51,7 @@ func TestFrameAtEverySizeNeverPanicsAndFits(t *testing.T) {
 	m := at1075(t)
 	states["1075"] = m
 	help := m
-	help.Help.ShowAll = true
+	help.ToggleFullHelp()
 	help.Psql = Psql{
 		Line:   `psql "host=/tmp/leaserace-pg-1163280452 port=5432 user=postgres dbname=postgres sslmode=disable options=-csearch_path=lr_fe260eb86a"`,
 		Schema: "lr_fe260eb86a", NeedsPassword: true,

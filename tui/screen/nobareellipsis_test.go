@@ -43,7 +43,7 @@ func TestStatusSaysWhereTheRestIs(t *testing.T) {
 	if len(got) != 3 || !strings.HasPrefix(got[2], "… ? shows all of it") {
 		t.Errorf("clipped status: %q", got)
 	}
-	m.Help.ShowAll = true
+	m.ToggleFullHelp()
 	if got := m.clipStatus(lines, 3); len(got) != 4 {
 		t.Errorf("with ? on, the status is cut: %q", got)
 	}

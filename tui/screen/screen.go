@@ -32,9 +32,13 @@ const (
 // is a pure function of a Screen and a size: it never calls the engine, so
 // the TUI, the asciicast writer and every SSH session draw alike.
 type Screen struct {
-	Styles  *styles.Styles
-	Keys    keys.Map
-	Help    help.Model
+	Styles *styles.Styles
+	// Keys and Help are pointers because a Screen is copied on every
+	// message (Bubble Tea's models are values) and these two were most of
+	// its 7 KB. They are never changed in place: a change replaces them
+	// (WithKeys, ToggleFullHelp, SetHelpWidth), so a copy keeps its own.
+	Keys    *keys.Map
+	Help    *help.Model
 	Chooser Chooser
 	Explore exploremap.Explorer
 	Boot    Boot
@@ -81,16 +85,50 @@ func New(r *lipgloss.Renderer) Screen {
 	}
 	h := help.New()
 	h.ShortSeparator = " · "
-	c := Screen{Keys: keys.Default(), Help: h, Chooser: NewChooser()}
+	k := keys.Default()
+	c := Screen{Keys: &k, Help: &h, Chooser: NewChooser()}
 	c.SetRenderer(r)
 	return c
+}
+
+// WithKeys puts k in place of the key map.
+func (m *Screen) WithKeys(k keys.Map) { m.Keys = &k }
+
+// ToggleFullHelp shows every key, or the one line of them.
+func (m *Screen) ToggleFullHelp() {
+	h := m.help()
+	h.ShowAll = !h.ShowAll
+	m.Help = &h
+}
+
+// FullHelp reports whether every key is shown.
+func (m Screen) FullHelp() bool { return m.Help != nil && m.Help.ShowAll }
+
+// help is a copy of the help to change or draw; the zero Screen has none.
+func (m Screen) help() help.Model {
+	if m.Help == nil {
+		return help.Model{}
+	}
+	return *m.Help
+}
+
+// SetHelpWidth is the help's width after the terminal's changed.
+func (m *Screen) SetHelpWidth(w int) {
+	if m.Help != nil && m.Help.Width == w {
+		return
+	}
+	h := m.help()
+	h.Width = w
+	m.Help = &h
 }
 
 // SetRenderer builds the styles, the help's and the spinner's on r.
 func (m *Screen) SetRenderer(r *lipgloss.Renderer) {
 	st := styles.New(r)
 	m.Styles = &st
-	m.Help.Styles = st.Help
+	h := m.help()
+	h.Styles = st.Help
+	m.Help = &h
 	m.Boot.Spin.Style = st.Spinner
 }
 

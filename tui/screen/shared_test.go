@@ -107,7 +107,9 @@ func TestSharedFramesEqualOwnFrames(t *testing.T) {
 					sp := sa
 					sp.Room = &Room{Presenter: true}
 					sp.Running, sp.Playing = "next", true
-					sp.Keys.Export.SetEnabled(false)
+					k := *sp.Keys
+					k.Export.SetEnabled(false)
+					sp.WithKeys(k)
 					ownP := sp.Frame(w, h)
 					sp.Shared = sh
 					if got := sp.Frame(w, h); got != ownP {

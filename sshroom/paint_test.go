@@ -1,0 +1,186 @@
+package sshroom
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/charmbracelet/x/ansi"
+	"github.com/leaserace/leaserace/engine/pgtest"
+)
+
+// writes hands every write the painter makes to the test, one at a time.
+type writes chan string
+
+func (w writes) Write(p []byte) (int, error) {
+	w <- string(p)
+	return len(p), nil
+}
+
+func (w writes) next(t *testing.T, what string) string {
+	t.Helper()
+	select {
+	case s := <-w:
+		return s
+	case <-t.Context().Done():
+		t.Fatalf("no write for %s", what)
+	}
+	return ""
+}
+
+// row is the start of what the painter writes for row n (from 1).
+func row(n int) string {
+	return ansi.CursorPosition(1, n) + ansi.ResetStyle + ansi.EraseEntireLine
+}
+
+// TestPainterWritesOnlyWhatChanged: the first frame takes the terminal
+// (alternate screen, hidden cursor, bracketed paste) and draws every
+// line; a frame asked for again draws nothing; a changed frame rewrites
+// its changed lines only; a shorter one erases below; a resize repaints
+// all; stop gives the terminal back, and nothing is drawn after it.
+func TestPainterWritesOnlyWhatChanged(t *testing.T) {
+	out := make(writes)
+	p := newPainter(out, MaxFPS, 20, 5)
+
+	p.set("one\ntwo\nthree")
+	first := out.next(t, "the first frame")
+	for _, want := range []string{ansi.SetModeAltScreenSaveCursor, ansi.HideCursor, ansi.SetModeBracketedPaste, ansi.EraseEntireScreen, row(1) + "one", row(2) + "two", row(3) + "three"} {
+		if !strings.Contains(first, want) {
+			t.Errorf("the first frame lacks %q: %q", want, first)
+		}
+	}
+
+	// The same frame, many times, then a changed second line: the next
+	// write is the change, and only the second line.
+	for range 50 {
+		p.set("one\ntwo\nthree")
+	}
+	p.set("one\n2\nthree")
+	second := out.next(t, "the changed line")
+	if second != row(2)+"2" {
+		t.Errorf("a frame with one changed line wrote %q, want only that line", second)
+	}
+
+	p.set("one")
+	if got, want := out.next(t, "the shorter frame"), ansi.CursorPosition(1, 2)+ansi.ResetStyle+ansi.EraseScreenBelow; got != want {
+		t.Errorf("a frame of fewer lines wrote %q, want %q", got, want)
+	}
+
+	p.resize(30, 5)
+	resized := out.next(t, "the repaint after a resize")
+	if !strings.Contains(resized, ansi.EraseEntireScreen) || !strings.Contains(resized, row(1)+"one") {
+		t.Errorf("a resize wrote %q, want the screen erased and every line drawn", resized)
+	}
+	if strings.Contains(resized, ansi.SetModeAltScreenSaveCursor) {
+		t.Errorf("a resize entered the alternate screen again: %q", resized)
+	}
+
+	done := make(chan struct{})
+	go func() { p.stop(); close(done) }()
+	restore := out.next(t, "stop")
+	<-done
+	for _, want := range []string{ansi.ResetModeAltScreenSaveCursor, ansi.ShowCursor, ansi.ResetModeBracketedPaste} {
+		if !strings.Contains(restore, want) {
+			t.Errorf("stop lacks %q: %q", want, restore)
+		}
+	}
+	p.set("after")
+	p.resize(10, 2)
+	p.mu.Lock()
+	pending := p.timer != nil
+	p.mu.Unlock()
+	if pending {
+		t.Error("a draw was scheduled after stop")
+	}
+	p.stop() // twice is harmless and writes nothing more
+}
+
+// TestFrameLines: the lines a terminal of w×h shows, the last h of them,
+// each cut to w cells, wide characters and styles counted as cells.
+func TestFrameLines(t *testing.T) {
+	red := "\x1b[31m"
+	for _, c := range []struct {
+		v    string
+		w, h int
+		want []string
+	}{
+		{"abc\ndef", 3, 2, []string{"abc", "def"}},
+		{"abcd\nde", 3, 5, []string{"abc", "de"}},
+		{"1\n2\n3\n4", 10, 2, []string{"3", "4"}},
+		{red + "abc" + ansi.ResetStyle, 3, 1, []string{red + "abc" + ansi.ResetStyle}},
+		{"日本語", 4, 1, []string{"日本"}},
+		{"✓ ok", 4, 1, []string{"✓ ok"}},
+		{"anything", 0, 0, []string{"anything"}},
+	} {
+		got := frameLines(c.v, c.w, c.h)
+		if strings.Join(got, "|") != strings.Join(c.want, "|") {
+			t.Errorf("frameLines(%q, %d, %d) = %q, want %q", c.v, c.w, c.h, got, c.want)
+		}
+		for _, l := range got {
+			if c.w > 0 && ansi.StringWidth(l) > c.w {
+				t.Errorf("frameLines(%q, %d, %d): %q is wider than %d", c.v, c.w, c.h, l, c.w)
+			}
+		}
+	}
+}
+
+// TestPainterInTmux draws a run of frames into a real terminal (tmux) and
+// reads the screen back after each: what the terminal shows is the frame,
+// whatever it showed before, and stop returns to the screen as it was.
+func TestPainterInTmux(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skipf("tmux is not installed: %v", err)
+	}
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "frames")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	socket := filepath.Join(dir, "tmux")
+	tmux := func(args ...string) string {
+		t.Helper()
+		out, err := exec.Command("tmux", append([]string{"-S", socket, "-f", "/dev/null"}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("tmux %v: %v %s", args, err, out)
+		}
+		return string(out)
+	}
+	// The pane prints a line of its own, then copies the painter's bytes
+	// to the terminal as they come.
+	tmux("new-session", "-d", "-s", "p", "-x", "12", "-y", "4", "echo before; stty raw -echo; cat "+fifo+"; sleep 60")
+	t.Cleanup(func() { _, _ = exec.Command("tmux", "-S", socket, "kill-server").CombinedOutput() })
+	pgtest.Eventually(t, "the pane's first line", func() bool { return strings.Contains(tmux("capture-pane", "-p", "-t", "p"), "before") })
+	f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+
+	p := newPainter(f, MaxFPS, 12, 4)
+	defer p.stop()
+	screen := func() string {
+		return strings.TrimRight(tmux("capture-pane", "-p", "-t", "p"), "\n")
+	}
+	shows := func(want string) {
+		t.Helper()
+		pgtest.Eventually(t, "the pane showing "+want, func() bool { return screen() == want })
+	}
+	p.set("first line\nsecond\nthird\nfourth")
+	shows("first line\nsecond\nthird\nfourth")
+	p.set("first\n\x1b[31msecond\x1b[m\nthird line is too wide\nfourth")
+	shows("first\nsecond\nthird line i\nfourth")
+	p.set("top\nmiddle")
+	shows("top\nmiddle")
+	// Taller than the terminal: its last four lines.
+	p.set("a\nb\nc\nd\ne\nf")
+	shows("c\nd\ne\nf")
+	tmux("resize-window", "-t", "p", "-x", "8", "-y", "3")
+	p.resize(8, 3)
+	p.set("wide enough?\nx")
+	shows("wide eno\nx")
+	p.stop()
+	pgtest.Eventually(t, "the screen from before the painter", func() bool { return strings.HasPrefix(screen(), "before") })
+}
