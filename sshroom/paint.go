@@ -19,8 +19,9 @@ import (
 // It owns the terminal's modes too: the alternate screen, the hidden
 // cursor and bracketed paste from the first frame until stop.
 type painter struct {
-	out  io.Writer
-	tick time.Duration
+	out    io.Writer
+	tick   time.Duration
+	widths *widthCache // nil: every line measured
 
 	mu      sync.Mutex
 	latest  string // the newest frame asked for
@@ -31,15 +32,19 @@ type painter struct {
 	last    time.Time   // when the last draw began
 	stopped bool
 
-	// wmu makes draws and stop's restore one at a time, in order; shown
-	// and started belong to it.
-	wmu     sync.Mutex
-	shown   []string
-	started bool
+	// wmu makes draws and stop's restore one at a time, in order; raw,
+	// shown and started belong to it. raw are the frame's lines as the
+	// app made them, shown as they were drawn (cut to the width).
+	wmu        sync.Mutex
+	raw, shown []string
+	started    bool
+	// buf is the bytes of a draw, kept for the next: a draw of a whole
+	// frame is kilobytes, and a room draws thousands a second.
+	buf []byte
 }
 
-func newPainter(out io.Writer, fps, w, h int) *painter {
-	return &painter{out: out, tick: time.Second / time.Duration(fps), w: w, h: h}
+func newPainter(out io.Writer, fps, w, h int, widths *widthCache) *painter {
+	return &painter{out: out, tick: time.Second / time.Duration(fps), w: w, h: h, widths: widths}
 }
 
 // set asks for frame v to be on screen.
@@ -90,32 +95,37 @@ func (p *painter) draw() {
 	if same {
 		return
 	}
-	var b strings.Builder
+	b := p.buf[:0]
 	if !p.started {
 		p.started = true
-		b.WriteString(ansi.SetModeAltScreenSaveCursor + ansi.HideCursor + ansi.SetModeBracketedPaste)
+		b = append(b, ansi.SetModeAltScreenSaveCursor+ansi.HideCursor+ansi.SetModeBracketedPaste...)
 		full = true
 	}
 	if full {
-		b.WriteString(ansi.ResetStyle + ansi.EraseEntireScreen)
-		p.shown = nil
+		b = append(b, ansi.ResetStyle+ansi.EraseEntireScreen...)
+		p.raw, p.shown = nil, nil
 	}
-	lines := frameLines(v, w, h)
-	for i, l := range lines {
-		if i < len(p.shown) && p.shown[i] == l {
+	raw := frameLines(v, h)
+	shown := make([]string, len(raw))
+	for i, l := range raw {
+		if i < len(p.raw) && p.raw[i] == l {
+			// Unchanged: it is on screen, already cut to the width.
+			shown[i] = p.shown[i]
 			continue
 		}
+		shown[i] = fit(l, w, p.widths)
 		// Each changed line is addressed by its row and erased whole
 		// before it is written, so a line that fills the width leaves
 		// nothing of the old one and needs no erase after it.
-		b.WriteString(ansi.CursorPosition(1, i+1) + ansi.ResetStyle + ansi.EraseEntireLine)
-		b.WriteString(l)
+		b = append(b, ansi.CursorPosition(1, i+1)...)
+		b = append(b, ansi.ResetStyle+ansi.EraseEntireLine...)
+		b = append(b, shown[i]...)
 	}
-	if len(p.shown) > len(lines) {
-		b.WriteString(ansi.CursorPosition(1, len(lines)+1) + ansi.ResetStyle + ansi.EraseScreenBelow)
+	if len(p.shown) > len(shown) {
+		b = append(b, ansi.CursorPosition(1, len(shown)+1)+ansi.ResetStyle+ansi.EraseScreenBelow...)
 	}
-	p.shown = lines
-	_, _ = io.WriteString(p.out, b.String())
+	p.raw, p.shown, p.buf = raw, shown, b
+	_, _ = p.out.Write(b)
 }
 
 // stop ends the drawing and gives the terminal back as it was: no draw
@@ -136,22 +146,61 @@ func (p *painter) stop() {
 	}
 }
 
-// frameLines splits a frame into the lines a w×h terminal shows: the last
-// h of them, as Bubble Tea's renderer keeps, each cut to w cells. A line
-// of no more bytes than cells cannot be wider, which spares measuring
-// most of them.
-func frameLines(v string, w, h int) []string {
+// frameLines splits a frame into the lines a terminal h lines tall shows:
+// the last h of them, as Bubble Tea's renderer keeps.
+func frameLines(v string, h int) []string {
 	lines := strings.Split(v, "\n")
 	if h > 0 && len(lines) > h {
 		lines = lines[len(lines)-h:]
 	}
-	if w <= 0 {
-		return lines
-	}
-	for i, l := range lines {
-		if len(l) > w && ansi.StringWidth(l) > w {
-			lines[i] = ansi.Truncate(l, w, "")
-		}
-	}
 	return lines
+}
+
+// fit cuts a line to w cells (w > 0). A line of no more bytes than cells
+// cannot be wider, which spares measuring most plain lines; the others'
+// widths come from widths when it has them.
+func fit(l string, w int, widths *widthCache) string {
+	if w <= 0 || len(l) <= w || widths.width(l) <= w {
+		return l
+	}
+	return ansi.Truncate(l, w, "")
+}
+
+// widthCacheSize bounds the lines whose widths a server keeps: a few
+// frames' worth for each of the round's positions and window widths.
+const widthCacheSize = 4096
+
+// widthCache keeps the cell widths of lines, shared by a server's
+// sessions: measuring a styled line takes microseconds, finding it far
+// less. When full it starts again empty; the lines of the moment come
+// back at once.
+type widthCache struct {
+	max int
+	mu  sync.RWMutex
+	m   map[string]int
+}
+
+func newWidthCache(size int) *widthCache {
+	return &widthCache{max: size, m: make(map[string]int, size)}
+}
+
+// width is l's width in cells; a nil cache measures it every time.
+func (c *widthCache) width(l string) int {
+	if c == nil {
+		return ansi.StringWidth(l)
+	}
+	c.mu.RLock()
+	n, ok := c.m[l]
+	c.mu.RUnlock()
+	if ok {
+		return n
+	}
+	n = ansi.StringWidth(l)
+	c.mu.Lock()
+	if len(c.m) >= c.max {
+		clear(c.m)
+	}
+	c.m[l] = n
+	c.mu.Unlock()
+	return n
 }

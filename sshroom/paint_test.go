@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -43,7 +44,7 @@ func row(n int) string {
 // all; stop gives the terminal back, and nothing is drawn after it.
 func TestPainterWritesOnlyWhatChanged(t *testing.T) {
 	out := make(writes)
-	p := newPainter(out, MaxFPS, 20, 5)
+	p := newPainter(out, MaxFPS, 20, 5, nil)
 
 	p.set("one\ntwo\nthree")
 	first := out.next(t, "the first frame")
@@ -99,10 +100,13 @@ func TestPainterWritesOnlyWhatChanged(t *testing.T) {
 }
 
 // TestFrameLines: the lines a terminal of w×h shows, the last h of them,
-// each cut to w cells, wide characters and styles counted as cells.
+// each cut to w cells (fit), wide characters and styles counted as cells.
 func TestFrameLines(t *testing.T) {
 	red := "\x1b[31m"
-	for _, c := range []struct {
+	// Twice through a cache of three lines: the cases fill it and start
+	// it again, and a width found in it must be the line's own.
+	cache := newWidthCache(3)
+	for _, c := range slices.Repeat([]struct {
 		v    string
 		w, h int
 		want []string
@@ -114,8 +118,11 @@ func TestFrameLines(t *testing.T) {
 		{"日本語", 4, 1, []string{"日本"}},
 		{"✓ ok", 4, 1, []string{"✓ ok"}},
 		{"anything", 0, 0, []string{"anything"}},
-	} {
-		got := frameLines(c.v, c.w, c.h)
+	}, 2) {
+		got := frameLines(c.v, c.h)
+		for i, l := range got {
+			got[i] = fit(l, c.w, cache)
+		}
 		if strings.Join(got, "|") != strings.Join(c.want, "|") {
 			t.Errorf("frameLines(%q, %d, %d) = %q, want %q", c.v, c.w, c.h, got, c.want)
 		}
@@ -159,7 +166,7 @@ func TestPainterInTmux(t *testing.T) {
 	}
 	defer f.Close()
 
-	p := newPainter(f, MaxFPS, 12, 4)
+	p := newPainter(f, MaxFPS, 12, 4, newWidthCache(2))
 	defer p.stop()
 	screen := func() string {
 		return strings.TrimRight(tmux("capture-pane", "-p", "-t", "p"), "\n")

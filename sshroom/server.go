@@ -175,6 +175,10 @@ type Server struct {
 	shutdownOnce sync.Once
 	shutdownDone chan struct{}
 	shutdownErr  error
+
+	// widths are the cell widths of the lines the sessions drew lately:
+	// attendees at the same step draw the same lines.
+	widths *widthCache
 }
 
 // New makes the host key if needed, binds the listener and returns a server
@@ -213,6 +217,7 @@ func New(cfg Config, app App) (*Server, error) {
 		log:          cfg.Log,
 		attendees:    map[*attendee]struct{}{},
 		shutdownDone: make(chan struct{}),
+		widths:       newWidthCache(widthCacheSize),
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)

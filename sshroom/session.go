@@ -255,7 +255,7 @@ func (a *attendee) run(winCh <-chan ssh.Window) {
 	a.mu.Lock()
 	w, h := a.width, a.height
 	a.mu.Unlock()
-	paint := newPainter(a.output(), a.srv.cfg.FPS, w, h)
+	paint := newPainter(a.output(), a.srv.cfg.FPS, w, h, a.srv.widths)
 	// Whatever ends the program, the terminal gets its modes back before
 	// the session's last line.
 	defer paint.stop()
