@@ -1,6 +1,8 @@
 package sshroom
 
 import (
+	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,8 +11,10 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/charmbracelet/ssh"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/leaserace/leaserace/engine/pgtest"
+	gossh "golang.org/x/crypto/ssh"
 )
 
 // writes hands every write the painter makes to the test, one at a time.
@@ -190,4 +194,54 @@ func TestPainterInTmux(t *testing.T) {
 	shows("wide eno\nx")
 	p.stop()
 	pgtest.Eventually(t, "the screen from before the painter", func() bool { return strings.HasPrefix(screen(), "before") })
+}
+
+// TestRawChannelOfARealSession: the painter's writes skip the emulated
+// PTY's newline copying only if the session's channel is reachable; a
+// real session over a real connection must give it, and writing to it
+// reaches the client byte for byte.
+func TestRawChannelOfARealSession(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := make(chan bool, 1)
+	srv := &ssh.Server{Handler: func(s ssh.Session) {
+		ch := rawChannel(s)
+		found <- ch != nil
+		if ch != nil {
+			_, _ = io.WriteString(ch, "a\nb")
+		}
+	}}
+	srv.SetOption(ssh.EmulatePty())
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+
+	conn, err := gossh.Dial("tcp", ln.Addr().String(), &gossh.ClientConfig{User: "alice", HostKeyCallback: gossh.InsecureIgnoreHostKey()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	sess, err := conn.NewSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	if err := sess.RequestPty("xterm", 24, 80, gossh.TerminalModes{}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := sess.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sess.Shell(); err != nil {
+		t.Fatal(err)
+	}
+	if !<-found {
+		t.Fatal("no channel found in a real session: every frame would be copied twice more")
+	}
+	got, _ := io.ReadAll(out)
+	if string(got) != "a\nb" {
+		t.Errorf("the client read %q, want %q (the channel's bytes as written)", got, "a\nb")
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -20,6 +21,7 @@ import (
 	"github.com/charmbracelet/ssh"
 	"github.com/charmbracelet/wish/bubbletea"
 	"github.com/leaserace/leaserace/internal/coalesce"
+	gossh "golang.org/x/crypto/ssh"
 )
 
 const (
@@ -318,11 +320,38 @@ func (a *attendee) finish() {
 
 // output is where the session's frames go: the terminal Bubble Tea would
 // write to (wish's choice, for a real or an emulated PTY).
+//
+// With an emulated PTY the session's Write turns "\n" into "\r\n", copying
+// every write twice to do it; a third of what a busy room allocated. The
+// painter writes no "\n" (it moves the cursor instead), so it writes to
+// the session's channel itself when the session lets reflection reach it,
+// and through the session otherwise.
 func (a *attendee) output() io.Writer {
 	if pty, _, ok := a.sess.Pty(); ok && !a.sess.EmulatedPty() && pty.Slave != nil {
 		return pty.Slave
 	}
+	if ch := rawChannel(a.sess); ch != nil {
+		return ch
+	}
 	return a.sess
+}
+
+// rawChannel is the SSH channel a session wraps, nil if it has none that
+// reflection can reach: the session embeds it as its exported Channel.
+func rawChannel(sess ssh.Session) io.Writer {
+	v := reflect.ValueOf(sess)
+	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
+		return nil
+	}
+	f := v.Elem().FieldByName("Channel")
+	if !f.IsValid() || !f.CanInterface() {
+		return nil
+	}
+	ch, ok := f.Interface().(gossh.Channel)
+	if !ok || ch == nil {
+		return nil
+	}
+	return ch
 }
 
 // renderer makes the session's own lipgloss renderer. wish queries the
