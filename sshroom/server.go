@@ -41,9 +41,10 @@ const DefaultListen = "127.0.0.1:2222"
 const DefaultShutdownTimeout = 10 * time.Second
 
 // DefaultFPS is how many times a second, at most, a session's screen is
-// written out to its terminal when Config.FPS is zero: Bubble Tea's own
-// rate. BenchmarkRoom found no CPU saved at 30 (docs/room-scale.md), and
-// a lower rate delays every frame by up to a tick. MaxFPS is the most
+// written out to its terminal when Config.FPS is zero (Bubble Tea's own
+// rate). The session's painter draws a changed frame at once when the
+// last draw is older than a tick, and otherwise at the next tick; an
+// unchanged screen costs nothing, whatever the rate. MaxFPS is the most
 // Config.FPS may ask for (Bubble Tea's own bound).
 const (
 	DefaultFPS = 60
