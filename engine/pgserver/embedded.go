@@ -111,12 +111,39 @@ func (p EmbeddedProvider) Binaries(ctx context.Context, progress func(string)) (
 	if client == nil {
 		client = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	}
+	root := filepath.Dir(dir)
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return "", fmt.Errorf("making the PostgreSQL cache directory: %w", err)
+	}
+	// One download per cache at a time: leaseraces started together wait
+	// for the first instead of each downloading and unpacking it.
+	release, err := lockCache(ctx, downloadLock(dir), func() {
+		report(progress, "waiting for another leaserace that is downloading PostgreSQL "+p.version()+" into "+dir)
+	})
+	switch {
+	case err == nil:
+		defer release()
+		if zonky.Installed(dir) {
+			report(progress, "PostgreSQL "+p.version()+" from the cache, "+dir)
+			return dir, nil
+		}
+	case ctx.Err() != nil:
+		return "", fmt.Errorf("waiting for another leaserace to download PostgreSQL %s: %w", p.version(), err)
+	}
+	// Without the lock (a system or file system without one) the download
+	// goes ahead as if alone; the rename into place settles any race.
 	f := zonky.Fetch{URL: EmbeddedJarURL(mirror, p.version()), Version: p.version(), Client: client, Stall: stall, Progress: progress}
 	report(progress, "downloading PostgreSQL "+p.version()+" once, from "+pgdsn.Redact(f.URL))
 	if err := f.Into(ctx, filepath.Dir(dir), filepath.Base(dir)); err != nil {
 		return "", err
 	}
 	return dir, nil
+}
+
+// downloadLock is the lock file of a download into dir: beside it, under a
+// hidden name, and there only while a download is under way.
+func downloadLock(dir string) string {
+	return filepath.Join(filepath.Dir(dir), ".lock-"+filepath.Base(dir))
 }
 
 // EmbeddedJarURL is where mirror keeps the binaries of version for this

@@ -189,6 +189,7 @@ type Mirror struct {
 	*httptest.Server
 	mu       sync.Mutex
 	requests int
+	jars     int
 }
 
 // Serve says how a Mirror answers.
@@ -216,6 +217,9 @@ func NewMirror(t testing.TB, s Serve) *Mirror {
 		m.mu.Unlock()
 		switch {
 		case strings.HasPrefix(r.URL.Path, artifacts) && strings.HasSuffix(r.URL.Path, ".jar"):
+			m.mu.Lock()
+			m.jars++
+			m.mu.Unlock()
 			if s.Hang {
 				<-r.Context().Done()
 				return
@@ -250,6 +254,14 @@ func (m *Mirror) Requests() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.requests
+}
+
+// JarRequests counts the requests for the jar itself: one per download,
+// whatever the .sha256 beside it was asked.
+func (m *Mirror) JarRequests() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.jars
 }
 
 // OpenDir is a new directory the postgres user can walk into (the server
