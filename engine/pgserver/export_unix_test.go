@@ -20,3 +20,21 @@ func HoldDownloadLock(ctx context.Context, p EmbeddedProvider) (func(), error) {
 	}
 	return lockCache(ctx, downloadLock(dir), nil)
 }
+
+// HoldClusterLock takes the lock a local start with this cluster cache
+// takes before it runs initdb to fill the cache.
+func HoldClusterLock(ctx context.Context, cache string) (func(), error) {
+	initdb, postgres, err := findServerBinaries()
+	if err != nil {
+		return nil, err
+	}
+	cred, err := serverCredential()
+	if err != nil {
+		return nil, err
+	}
+	entry := templateEntry(cache, initdb, postgres, initdbArgs(cache, false), cred)
+	if err := os.MkdirAll(filepath.Dir(entry), 0o700); err != nil {
+		return nil, err
+	}
+	return lockCache(ctx, clusterLock(entry), nil)
+}

@@ -108,8 +108,7 @@ func startCluster(ctx context.Context, c cluster, progress func(string)) (*Serve
 	if c.made != nil {
 		c.made(dir)
 	}
-	initArgs := []string{"-D", filepath.Join(dir, "data"), "-U", "postgres",
-		"--auth=trust", "-E", "UTF8", "--locale=C", "--no-sync"}
+	initArgs := initdbArgs(dir, c.tcp)
 	if c.tcp {
 		pwfile := filepath.Join(dir, "pwfile")
 		if err := os.WriteFile(pwfile, []byte(rand.Text()), 0o600); err != nil {
@@ -121,7 +120,6 @@ func startCluster(ctx context.Context, c cluster, progress func(string)) (*Serve
 			}
 		}
 		defer os.Remove(pwfile) // initdb has read it by then
-		initArgs = append(initArgs, "--auth-local=trust", "--auth-host=scram-sha-256", "--pwfile="+pwfile)
 	}
 	if cred != nil {
 		if err := os.Chown(dir, int(cred.Uid), int(cred.Gid)); err != nil {
@@ -130,10 +128,7 @@ func startCluster(ctx context.Context, c cluster, progress func(string)) (*Serve
 	}
 	data := filepath.Join(dir, "data")
 
-	entry := templateEntry(c.clusterCache, initdb, postgres, initArgs, cred)
-	if entry != "" && copyFromTemplate(entry, data, cred) {
-		report(progress, "initdb: copying the cluster it made before")
-	} else {
+	runInitdb := func() error {
 		report(progress, "initdb")
 		cmd := exec.CommandContext(ctx, initdb, initArgs...)
 		cmd.Dir = dir // the postgres user may not be allowed into our working directory
@@ -141,11 +136,13 @@ func startCluster(ctx context.Context, c cluster, progress func(string)) (*Serve
 		// of leaving it writing into a directory someone is removing.
 		cmd.SysProcAttr = childAttr(cred, false)
 		if out, err := cmd.CombinedOutput(); err != nil {
-			return nil, fmt.Errorf("initdb failed: %w\n%s", err, lastLines(out, 15))
+			return fmt.Errorf("initdb failed: %w\n%s", err, lastLines(out, 15))
 		}
-		if entry != "" {
-			saveTemplate(entry, data, initdb)
-		}
+		return nil
+	}
+	entry := templateEntry(c.clusterCache, initdb, postgres, initArgs, cred)
+	if err := makeData(ctx, entry, data, initdb, cred, runInitdb, progress); err != nil {
+		return nil, err
 	}
 
 	report(progress, "starting postgres")
@@ -209,6 +206,17 @@ func startCluster(ctx context.Context, c cluster, progress func(string)) (*Serve
 	}
 	started = true
 	return &Server{Provider: c.provider, DSN: dsn, Took: time.Since(began), Version: version, ID: dir, stop: stop}, nil
+}
+
+// initdbArgs are initdb's arguments for a cluster in dir; with tcp, it
+// reads the password from dir/pwfile.
+func initdbArgs(dir string, tcp bool) []string {
+	args := []string{"-D", filepath.Join(dir, "data"), "-U", "postgres",
+		"--auth=trust", "-E", "UTF8", "--locale=C", "--no-sync"}
+	if tcp {
+		args = append(args, "--auth-local=trust", "--auth-host=scram-sha-256", "--pwfile="+filepath.Join(dir, "pwfile"))
+	}
+	return args
 }
 
 // waitForLocal connects until the server answers, it dies, or ctx ends.

@@ -3,6 +3,7 @@
 package pgserver
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
@@ -58,6 +59,55 @@ func templateArgs(args []string) []string {
 		}
 	}
 	return out
+}
+
+// makeData fills data with a new cluster: a copy of the cache entry when
+// there is one, else initdb's, which then becomes the entry ("" for none).
+// Starts that find no entry take turns: the first runs initdb, and the
+// rest wait for it and copy what it made, instead of each running initdb.
+func makeData(ctx context.Context, entry, data, initdb string, cred *syscall.Credential, runInitdb func() error, progress func(string)) error {
+	if entry == "" {
+		return runInitdb()
+	}
+	copied := func() bool {
+		if !copyFromTemplate(entry, data, cred) {
+			return false
+		}
+		report(progress, "initdb: copying the cluster it made before")
+		return true
+	}
+	if copied() {
+		return nil
+	}
+	// The lock is the cache's own: when it cannot be had (a cache
+	// directory that cannot be written), initdb runs as if alone. No
+	// "initdb" in the waiting line: it would read as initdb running.
+	var release func()
+	if err := os.MkdirAll(filepath.Dir(entry), 0o700); err == nil {
+		release, err = lockCache(ctx, clusterLock(entry), func() {
+			report(progress, "waiting for another leaserace that is making a cluster with the same binaries, to copy it")
+		})
+		if err != nil && ctx.Err() != nil {
+			return fmt.Errorf("waiting for another leaserace to make the cluster to copy: %w", err)
+		}
+	}
+	if release != nil {
+		defer release()
+		if copied() {
+			return nil
+		}
+	}
+	if err := runInitdb(); err != nil {
+		return err
+	}
+	saveTemplate(entry, data, initdb)
+	return nil
+}
+
+// clusterLock is the lock file of the cache entry: beside it, hidden,
+// and there only while a start is making the entry.
+func clusterLock(entry string) string {
+	return filepath.Join(filepath.Dir(entry), ".lock-"+filepath.Base(entry))
 }
 
 // copyFromTemplate makes data a copy of the cache entry's cluster, owned

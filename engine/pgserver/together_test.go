@@ -19,7 +19,10 @@ import (
 	"github.com/leaserace/leaserace/engine/pgtest/zonkytest"
 )
 
-const waitingForDownload = "waiting for another leaserace that is downloading PostgreSQL "
+const (
+	waitingForDownload = "waiting for another leaserace that is downloading PostgreSQL "
+	waitingForCluster  = "waiting for another leaserace that is making a cluster with the same binaries"
+)
 
 // startsTogether runs n starts at once while the test holds the lock they
 // need, lets them go once each has said it waits (saying starts with
@@ -62,6 +65,9 @@ func startsTogether(t *testing.T, n int, hold func(context.Context) (func(), err
 		}
 	}
 	for i, err := range errs {
+		if errors.Is(err, pgserver.ErrNoServerBinaries) {
+			unavailable(t, "no local PostgreSQL", err)
+		}
 		if err != nil {
 			t.Fatalf("start %d: %v\n%s", i, err, strings.Join(logs[i].all(), "\n"))
 		}
@@ -270,5 +276,87 @@ func TestEmbeddedStartOutlivesAKilledDownloader(t *testing.T) {
 	// The killed holder's lock file went with the next start's release.
 	if got := cacheEntries(t, cache); len(got) != 1 || got[0] != zonkytest.Version {
 		t.Errorf("the cache holds %v, want just %s", got, zonkytest.Version)
+	}
+}
+
+// Local starts that find the cluster cache empty at once run initdb once:
+// the others wait and copy what it made.
+func TestLocalProviderStartsTogetherRunInitdbOnce(t *testing.T) {
+	t.Parallel()
+	cache := t.TempDir()
+	hold := func(ctx context.Context) (func(), error) { return pgserver.HoldClusterLock(ctx, cache) }
+	p := pgserver.LocalProvider{ClusterCache: cache}
+	// Once alone, to skip where there is no local PostgreSQL.
+	release, err := hold(providerCtx(t))
+	if errors.Is(err, pgserver.ErrNoServerBinaries) {
+		unavailable(t, "no local PostgreSQL", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	release()
+	servers, logs := startsTogether(t, 3, hold, waitingForCluster, p.Start)
+	ran := 0
+	for i, l := range logs {
+		got := l.own()
+		if len(got) != 3 || !strings.HasPrefix(got[0], waitingForCluster) || got[2] != "starting postgres" {
+			t.Errorf("start %d: progress %q, want waiting, initdb or its copy, starting postgres", i, got)
+			continue
+		}
+		switch got[1] {
+		case "initdb":
+			ran++
+		case "initdb: copying the cluster it made before":
+		default:
+			t.Errorf("start %d: progress %q", i, got)
+		}
+		selectOne(t, servers[i].DSN)
+	}
+	if ran != 1 {
+		t.Errorf("initdb ran %d times, want once", ran)
+	}
+	closeAll(t, servers)
+	entries, err := os.ReadDir(cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 1 || !strings.HasPrefix(entries[0].Name(), "cluster-") {
+		t.Errorf("the cache holds %v, want one cluster-* entry", entries)
+	}
+}
+
+// A local start waiting for another's initdb ends with its context and
+// leaves no cluster directory.
+func TestLocalProviderWaitForInitdbStopsOnCancel(t *testing.T) {
+	t.Parallel()
+	cache, clusters := t.TempDir(), zonkytest.OpenDir(t, "lrloc")
+	release, err := pgserver.HoldClusterLock(providerCtx(t), cache)
+	if errors.Is(err, pgserver.ErrNoServerBinaries) {
+		unavailable(t, "no local PostgreSQL", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	ctx, cancel := context.WithCancel(providerCtx(t))
+	var cancelled time.Time
+	srv, err := pgserver.LocalProvider{ClusterCache: cache, Dir: clusters}.Start(ctx, func(line string) {
+		if strings.HasPrefix(line, waitingForCluster) && cancelled.IsZero() {
+			cancelled = time.Now()
+			cancel()
+		}
+	})
+	if err == nil {
+		srv.Close(context.Background())
+		t.Fatal("the start succeeded")
+	}
+	if !errors.Is(err, context.Canceled) || cancelled.IsZero() {
+		t.Errorf("got %v (waited: %v), want context.Canceled while waiting", err, !cancelled.IsZero())
+	}
+	if took := time.Since(cancelled); took > 5*time.Second {
+		t.Errorf("the start took %s to end after its cancel", took)
+	}
+	if left := cacheEntries(t, clusters); len(left) > 0 {
+		t.Errorf("the cancelled start left %v", left)
 	}
 }
