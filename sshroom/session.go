@@ -327,8 +327,8 @@ func (a *attendee) finish() {
 // the session's channel itself when the session lets reflection reach it,
 // and through the session otherwise.
 func (a *attendee) output() io.Writer {
-	if pty, _, ok := a.sess.Pty(); ok && !a.sess.EmulatedPty() && pty.Slave != nil {
-		return pty.Slave
+	if w := realPTY(a.sess); w != nil {
+		return w
 	}
 	if ch := rawChannel(a.sess); ch != nil {
 		return ch
