@@ -29,8 +29,7 @@ func RemoveLocalCluster(dir string) error {
 		return fmt.Errorf("refusing to remove %q: it is not a local cluster's directory", dir)
 	}
 	if pid := runningPostmaster(dir); pid > 0 {
-		// The server leads its own process group: this reaches its backends.
-		syscall.Kill(-pid, syscall.SIGKILL)
+		killTree(pid)
 		for i := 0; i < 100 && processAlive(pid); i++ {
 			time.Sleep(50 * time.Millisecond)
 		}

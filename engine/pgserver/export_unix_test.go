@@ -38,3 +38,7 @@ func HoldClusterLock(ctx context.Context, cache string) (func(), error) {
 	}
 	return lockCache(ctx, clusterLock(entry), nil)
 }
+
+// KillTree is the last step of stopping a local server: the kill of the
+// postmaster pid and of its children.
+func KillTree(pid int) { killTree(pid) }

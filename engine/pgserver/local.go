@@ -242,47 +242,58 @@ func waitForLocal(ctx context.Context, dsn string, exited <-chan struct{}) (stri
 }
 
 // stopProcessGroup asks the server to shut down fast, then immediately, then
-// kills its whole process group. It waits for the postmaster to exit, bounded
-// by ctx and by a few seconds per step; a done ctx goes straight to the kill,
-// so Close still cleans up after Ctrl-C.
+// kills it and its children. It waits for the postmaster to exit, bounded by
+// a few seconds per step. A done ctx (after Ctrl-C or SIGTERM) skips only the
+// fast shutdown: immediate shutdown takes milliseconds, and it is the one
+// that lets the postmaster reap its own children. A postmaster killed
+// outright can orphan a child it was just forking, which then never learns
+// its parent is gone.
 func stopProcessGroup(ctx context.Context, pid int, exited <-chan struct{}) error {
-	steps := []struct {
-		sig  syscall.Signal
-		wait time.Duration
-	}{
-		{syscall.SIGINT, 5 * time.Second},  // fast shutdown
-		{syscall.SIGQUIT, 2 * time.Second}, // immediate shutdown
-	}
-	for _, s := range steps {
-		if ctx.Err() != nil {
-			break
+	wait := func(sig syscall.Signal, d time.Duration, done <-chan struct{}) bool {
+		if err := syscall.Kill(pid, sig); err != nil {
+			return false // already gone, or not ours: the kill below settles it
 		}
-		if err := syscall.Kill(pid, s.sig); err != nil {
-			break // already gone, or not ours: the kill below settles it
-		}
-		t := time.NewTimer(s.wait)
+		t := time.NewTimer(d)
+		defer t.Stop()
 		select {
 		case <-exited:
-			t.Stop()
-			return nil
-		case <-ctx.Done():
+			return true
+		case <-done:
 		case <-t.C:
 		}
-		t.Stop()
+		return false
+	}
+	if ctx.Err() == nil && wait(syscall.SIGINT, 5*time.Second, ctx.Done()) { // fast shutdown
+		return nil
+	}
+	if wait(syscall.SIGQUIT, 3*time.Second, nil) { // immediate shutdown
+		return nil
 	}
 	select {
 	case <-exited:
 		return nil
 	default:
 	}
-	// The negative pid reaches the backends too.
-	syscall.Kill(-pid, syscall.SIGKILL)
+	killTree(pid)
 	select {
 	case <-exited:
 		return nil
 	case <-time.After(5 * time.Second):
 		return fmt.Errorf("the local PostgreSQL server (pid %d) did not exit after SIGKILL", pid)
 	}
+}
+
+// killTree kills the postmaster pid and its children. PostgreSQL's children
+// each start a session of their own, so the group kill alone misses them.
+// The postmaster is stopped first so that it forks no child we then miss.
+func killTree(pid int) {
+	_ = syscall.Kill(pid, syscall.SIGSTOP)
+	for _, child := range childrenOf(pid) {
+		_ = syscall.Kill(child, syscall.SIGKILL)
+	}
+	// The negative pid reaches any child that has not left the group yet.
+	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	_ = syscall.Kill(pid, syscall.SIGKILL)
 }
 
 // serverCredential says whom the server must run as: nil means ourselves.

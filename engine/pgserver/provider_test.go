@@ -109,21 +109,24 @@ func selectOne(t testing.TB, dsn string) {
 	}
 }
 
-// processesMentioning lists processes whose command line holds s.
+// processesMentioning lists processes whose command line holds s, or whose
+// working directory is under s: PostgreSQL's children name only their role
+// ("postgres: checkpointer") but run in the data directory.
 func processesMentioning(t testing.TB, s string) []string {
 	t.Helper()
-	paths, err := filepath.Glob("/proc/[0-9]*/cmdline")
+	procs, err := filepath.Glob("/proc/[0-9]*")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var found []string
-	for _, p := range paths {
-		b, err := os.ReadFile(p)
+	for _, p := range procs {
+		b, err := os.ReadFile(filepath.Join(p, "cmdline"))
 		if err != nil {
 			continue // it exited meanwhile
 		}
-		if cmd := strings.ReplaceAll(string(b), "\x00", " "); strings.Contains(cmd, s) {
-			found = append(found, filepath.Base(filepath.Dir(p))+": "+cmd)
+		cwd, _ := os.Readlink(filepath.Join(p, "cwd"))
+		if cmd := strings.ReplaceAll(string(b), "\x00", " "); strings.Contains(cmd, s) || strings.HasPrefix(cwd, s) {
+			found = append(found, filepath.Base(p)+": "+cmd)
 		}
 	}
 	return found
