@@ -3,6 +3,7 @@ package sshroom
 import (
 	"fmt"
 	"reflect"
+	"strings"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
@@ -70,14 +71,21 @@ func (f *frame) Update(msg tea.Msg) (m tea.Model, cmd tea.Cmd) {
 	return m, guardCmd(f.a, c)
 }
 
-// View is called by Bubble Tea after every message; the painter draws
-// the frame if it changed.
+// lineViewer is an app that can give its frame as lines: the painter
+// draws line by line, and a joined frame would only be split again.
+type lineViewer interface {
+	ViewLines() []string
+}
+
+// View is called by Bubble Tea after every message. With a painter, the
+// painter draws the frame if it changed and Bubble Tea (which has no
+// renderer then) gets nothing.
 func (f *frame) View() string {
-	v := f.view()
-	if f.paint != nil {
-		f.paint.set(v)
+	if f.paint == nil {
+		return f.view()
 	}
-	return v
+	f.paint.setLines(f.lines())
+	return ""
 }
 
 func (f *frame) view() (v string) {
@@ -89,6 +97,16 @@ func (f *frame) view() (v string) {
 	}
 	defer f.recovered("the model's View")
 	return f.app.View()
+}
+
+// lines is view as lines, from the app's ViewLines where it has one.
+func (f *frame) lines() (ls []string) {
+	lv, ok := f.app.(lineViewer)
+	if !ok || f.broken || f.gated() {
+		return strings.Split(f.view(), "\n")
+	}
+	defer f.recovered("the model's View")
+	return lv.ViewLines()
 }
 
 // gated says the window is known and too small by the rule.

@@ -2,6 +2,7 @@ package sshroom
 
 import (
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -24,8 +25,8 @@ type painter struct {
 	widths *widthCache // nil: every line measured
 
 	mu      sync.Mutex
-	latest  string // the newest frame asked for
-	drawn   string // the frame last drawn, "" before the first
+	latest  []string // the newest frame asked for, by line
+	drawn   []string // the frame last drawn, nil before the first
 	w, h    int
 	full    bool        // the next draw repaints everything (a resize)
 	timer   *time.Timer // the draw to come, nil when none is due
@@ -48,13 +49,20 @@ func newPainter(out io.Writer, fps, w, h int, widths *widthCache) *painter {
 }
 
 // set asks for frame v to be on screen.
-func (p *painter) set(v string) {
+func (p *painter) set(v string) { p.setLines(strings.Split(v, "\n")) }
+
+// setLines asks for the frame of these lines to be on screen. The painter
+// keeps them: the caller must not change them after.
+func (p *painter) setLines(lines []string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.stopped || (v == p.latest && !p.full) {
+	if p.stopped || (p.latest != nil && slices.Equal(lines, p.latest) && !p.full) {
 		return
 	}
-	p.latest = v
+	if lines == nil {
+		lines = []string{} // an empty frame still differs from none
+	}
+	p.latest = lines
 	p.schedule()
 }
 
@@ -89,7 +97,7 @@ func (p *painter) draw() {
 	}
 	v, w, h, full := p.latest, p.w, p.h, p.full
 	p.timer, p.full, p.last = nil, false, time.Now()
-	same := v == p.drawn && !full
+	same := p.drawn != nil && slices.Equal(v, p.drawn) && !full
 	p.drawn = v
 	p.mu.Unlock()
 	if same {
@@ -105,7 +113,7 @@ func (p *painter) draw() {
 		b = append(b, ansi.ResetStyle+ansi.EraseEntireScreen...)
 		p.raw, p.shown = nil, nil
 	}
-	raw := frameLines(v, h)
+	raw := lastRows(v, h)
 	shown := make([]string, len(raw))
 	for i, l := range raw {
 		if i < len(p.raw) && p.raw[i] == l {
@@ -146,10 +154,9 @@ func (p *painter) stop() {
 	}
 }
 
-// frameLines splits a frame into the lines a terminal h lines tall shows:
-// the last h of them, as Bubble Tea's renderer keeps.
-func frameLines(v string, h int) []string {
-	lines := strings.Split(v, "\n")
+// lastRows are the lines a terminal h rows tall shows: the last h of
+// them, as Bubble Tea's renderer keeps (all of them when h is 0).
+func lastRows(lines []string, h int) []string {
 	if h > 0 && len(lines) > h {
 		lines = lines[len(lines)-h:]
 	}

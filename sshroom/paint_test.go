@@ -118,16 +118,16 @@ func TestFrameLines(t *testing.T) {
 		{"✓ ok", 4, 1, []string{"✓ ok"}},
 		{"anything", 0, 0, []string{"anything"}},
 	}, 2) {
-		got := frameLines(c.v, c.h)
+		got := lastRows(strings.Split(c.v, "\n"), c.h)
 		for i, l := range got {
 			got[i] = fit(l, c.w, cache)
 		}
 		if strings.Join(got, "|") != strings.Join(c.want, "|") {
-			t.Errorf("frameLines(%q, %d, %d) = %q, want %q", c.v, c.w, c.h, got, c.want)
+			t.Errorf("lines of %q, %d, %d) = %q, want %q", c.v, c.w, c.h, got, c.want)
 		}
 		for _, l := range got {
 			if c.w > 0 && ansi.StringWidth(l) > c.w {
-				t.Errorf("frameLines(%q, %d, %d): %q is wider than %d", c.v, c.w, c.h, l, c.w)
+				t.Errorf("lines of %q, %d, %d): %q is wider than %d", c.v, c.w, c.h, l, c.w)
 			}
 		}
 	}

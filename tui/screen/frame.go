@@ -53,8 +53,14 @@ func layouts() []layout {
 
 // Frame renders the screen at w×h cells.
 func (m Screen) Frame(w, h int) string {
+	return strings.Join(m.Lines(w, h), "\n")
+}
+
+// Lines is Frame as its lines, for a painter that draws line by line and
+// would only split the frame again.
+func (m Screen) Lines(w, h int) []string {
 	if w <= 0 || h <= 0 {
-		return ""
+		return nil
 	}
 	var lines []string
 	switch {
@@ -86,24 +92,17 @@ func (m Screen) Frame(w, h int) string {
 	if len(lines) > h {
 		lines = lines[:h]
 	}
-	var b strings.Builder
-	n := len(lines)
-	for _, l := range lines {
-		n += len(l)
-	}
-	b.Grow(n)
+	// A new slice: the lines may be the shared shelf's.
+	out := make([]string, len(lines))
 	for i, l := range lines {
-		if i > 0 {
-			b.WriteByte('\n')
-		}
 		// Wrapping keeps lines inside w; this is the guard that a terminal
 		// never wraps a line itself and garbles the frame.
 		if len(l) > w && text.Width(l) > w {
 			l = ansi.Truncate(l, w, "")
 		}
-		b.WriteString(l)
+		out[i] = l
 	}
-	return b.String()
+	return out
 }
 
 func (m Screen) tooSmall(w, h int) []string {
