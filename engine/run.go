@@ -505,11 +505,14 @@ func PlayedOf(sc *scenario.Scenario, t *transcript.Transcript) *transcript.Playe
 	return t.Played
 }
 
-// Steps returns a copy of the steps taken so far.
+// Steps are the steps taken so far: the run's own slice, capped at its
+// length. The run never changes a step once taken (it appends, and a step
+// back cuts its slice to a new capacity), so a caller may keep them, and
+// may know a step by its address, but must not change them.
 func (r *Run) Steps() []transcript.Step {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return slices.Clone(r.steps)
+	return r.steps[:len(r.steps):len(r.steps)]
 }
 
 // Log is every move of the run, played or not.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/charmbracelet/x/ansi"
+	"github.com/leaserace/leaserace/internal/widthmemo"
 )
 
 // painter draws one session's frames on its terminal, in place of Bubble
@@ -22,7 +23,7 @@ import (
 type painter struct {
 	out    io.Writer
 	tick   time.Duration
-	widths *widthCache // nil: every line measured
+	widths *widthmemo.Memo // nil: every line measured
 
 	mu      sync.Mutex
 	latest  []string // the newest frame asked for, by line
@@ -44,7 +45,7 @@ type painter struct {
 	buf []byte
 }
 
-func newPainter(out io.Writer, fps, w, h int, widths *widthCache) *painter {
+func newPainter(out io.Writer, fps, w, h int, widths *widthmemo.Memo) *painter {
 	return &painter{out: out, tick: time.Second / time.Duration(fps), w: w, h: h, widths: widths}
 }
 
@@ -166,8 +167,11 @@ func lastRows(lines []string, h int) []string {
 // fit cuts a line to w cells (w > 0). A line of no more bytes than cells
 // cannot be wider, which spares measuring most plain lines; the others'
 // widths come from widths when it has them.
-func fit(l string, w int, widths *widthCache) string {
-	if w <= 0 || len(l) <= w || widths.width(l) <= w {
+func fit(l string, w int, widths *widthmemo.Memo) string {
+	if w <= 0 || len(l) <= w {
+		return l
+	}
+	if widths != nil && widths.Width(l) <= w || widths == nil && ansi.StringWidth(l) <= w {
 		return l
 	}
 	return ansi.Truncate(l, w, "")
@@ -177,37 +181,5 @@ func fit(l string, w int, widths *widthCache) string {
 // frames' worth for each of the round's positions and window widths.
 const widthCacheSize = 4096
 
-// widthCache keeps the cell widths of lines, shared by a server's
-// sessions: measuring a styled line takes microseconds, finding it far
-// less. When full it starts again empty; the lines of the moment come
-// back at once.
-type widthCache struct {
-	max int
-	mu  sync.RWMutex
-	m   map[string]int
-}
-
-func newWidthCache(size int) *widthCache {
-	return &widthCache{max: size, m: make(map[string]int, size)}
-}
-
-// width is l's width in cells; a nil cache measures it every time.
-func (c *widthCache) width(l string) int {
-	if c == nil {
-		return ansi.StringWidth(l)
-	}
-	c.mu.RLock()
-	n, ok := c.m[l]
-	c.mu.RUnlock()
-	if ok {
-		return n
-	}
-	n = ansi.StringWidth(l)
-	c.mu.Lock()
-	if len(c.m) >= c.max {
-		clear(c.m)
-	}
-	c.m[l] = n
-	c.mu.Unlock()
-	return n
-}
+// newWidthCache is a server's memo of line widths, shared by its sessions.
+func newWidthCache(size int) *widthmemo.Memo { return widthmemo.New(size, ansi.StringWidth) }

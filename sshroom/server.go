@@ -31,6 +31,7 @@ import (
 	"github.com/charmbracelet/wish"
 	wishrecover "github.com/charmbracelet/wish/recover"
 	"github.com/leaserace/leaserace/internal/coalesce"
+	"github.com/leaserace/leaserace/internal/widthmemo"
 	gossh "golang.org/x/crypto/ssh"
 )
 
@@ -179,7 +180,7 @@ type Server struct {
 
 	// widths are the cell widths of the lines the sessions drew lately:
 	// attendees at the same step draw the same lines.
-	widths *widthCache
+	widths *widthmemo.Memo
 }
 
 // New makes the host key if needed, binds the listener and returns a server

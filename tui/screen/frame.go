@@ -97,7 +97,7 @@ func (m Screen) Lines(w, h int) []string {
 	for i, l := range lines {
 		// Wrapping keeps lines inside w; this is the guard that a terminal
 		// never wraps a line itself and garbles the frame.
-		if len(l) > w && text.Width(l) > w {
+		if len(l) > w && m.Shared.width(l) > w {
 			l = ansi.Truncate(l, w, "")
 		}
 		out[i] = l

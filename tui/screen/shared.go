@@ -11,7 +11,9 @@ import (
 
 	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/engine/world"
+	"github.com/leaserace/leaserace/internal/widthmemo"
 	"github.com/leaserace/leaserace/scenario"
+	"github.com/leaserace/leaserace/tui/text"
 )
 
 // DefaultShared is how many sets of sections a room's Shared keeps: a
@@ -45,6 +47,31 @@ type Shared struct {
 	// changed once loaded). Both are emptied when they reach max.
 	helps     map[helpKey]string
 	scenarios map[*scenario.Scenario][sha256.Size]byte
+	// steps are the digests of steps, by address: a run never changes a
+	// step once taken (engine.Run.Steps), so each step of a run is
+	// encoded once, not again in every later snapshot. Emptied when it
+	// reaches stepsPerEntry×max.
+	steps map[*transcript.Step][sha256.Size]byte
+	// widths are the cell widths of the lines frames drew lately, for
+	// Lines' guard against a line wider than the screen.
+	widths *widthmemo.Memo
+}
+
+// stepsPerEntry bounds the step digests kept: a few dozen steps for each
+// snapshot kept.
+const stepsPerEntry = 32
+
+// widthsPerEntry bounds the line widths kept: a frame's lines or so for
+// each snapshot kept.
+const widthsPerEntry = 64
+
+// width is l's width in cells: from the memo of a Shared, measured for
+// a nil one.
+func (s *Shared) width(l string) int {
+	if s == nil {
+		return text.Width(l)
+	}
+	return s.widths.Width(l)
 }
 
 // helpKey is what a short key help line is a function of: the look, the
@@ -72,7 +99,8 @@ func NewShared(max int) *Shared {
 		max = DefaultShared
 	}
 	return &Shared{max: max, items: map[shareKey]*list.Element{}, lru: list.New(),
-		helps: map[helpKey]string{}, scenarios: map[*scenario.Scenario][sha256.Size]byte{}}
+		helps: map[helpKey]string{}, scenarios: map[*scenario.Scenario][sha256.Size]byte{},
+		steps: map[*transcript.Step][sha256.Size]byte{}, widths: widthmemo.New(widthsPerEntry*max, text.Width)}
 }
 
 // Stats is what the Shared did so far.
@@ -178,21 +206,64 @@ func (s Snapshot) computeDigest(sh *Shared) (sum [sha256.Size]byte, ok bool) {
 	if !ok {
 		return sum, false
 	}
+	steps, ok := sh.stepsDigest(s.Steps)
+	if !ok {
+		return sum, false
+	}
 	// Every exported field, in JSON: a field added to a step or a view
 	// later joins the identity without anyone remembering to add it.
 	all := struct {
 		Scenario   [sha256.Size]byte
 		View       world.View
 		Log        []scenario.Move
-		Steps      []transcript.Step
+		Steps      [sha256.Size]byte
 		Start, End int64
 		Live       bool
 		Options    []world.Option
 		Goals      []world.GoalStatus
-	}{scen, s.View, s.Log, s.Steps, s.Start, s.End, s.Live, s.Options, s.Goals}
+	}{scen, s.View, s.Log, steps, s.Start, s.End, s.Live, s.Options, s.Goals}
 	h := sha256.New()
 	if err := json.NewEncoder(h).Encode(all); err != nil {
 		return sum, false
+	}
+	copy(sum[:], h.Sum(nil))
+	return sum, true
+}
+
+// stepsDigest is the digest of steps, in order: of each step's digest,
+// every exported field in JSON, worked out once per step.
+func (s *Shared) stepsDigest(steps []transcript.Step) (sum [sha256.Size]byte, ok bool) {
+	sums := make([][sha256.Size]byte, len(steps))
+	known := make([]bool, len(steps))
+	s.mu.Lock()
+	for i := range steps {
+		sums[i], known[i] = s.steps[&steps[i]]
+	}
+	s.mu.Unlock()
+	for i := range steps {
+		if known[i] {
+			continue
+		}
+		h := sha256.New()
+		if err := json.NewEncoder(h).Encode(steps[i]); err != nil {
+			return sum, false
+		}
+		copy(sums[i][:], h.Sum(nil))
+	}
+	s.mu.Lock()
+	for i := range steps {
+		if known[i] {
+			continue
+		}
+		if len(s.steps) >= stepsPerEntry*s.max {
+			clear(s.steps)
+		}
+		s.steps[&steps[i]] = sums[i]
+	}
+	s.mu.Unlock()
+	h := sha256.New()
+	for _, x := range sums {
+		h.Write(x[:])
 	}
 	copy(sum[:], h.Sum(nil))
 	return sum, true

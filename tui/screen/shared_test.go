@@ -251,3 +251,47 @@ func TestSharedLeavesReplaysAlone(t *testing.T) {
 		t.Fatalf("stats %+v; want the replay drawn alone", st)
 	}
 }
+
+// A run that steps back and takes another move has a new step at that
+// position, which a Shared must not take for the one it digested before:
+// the frame drawn through it is the run's own, and the Shared keeps no
+// more step digests than its bound.
+func TestSharedKnowsAStepTakenAgain(t *testing.T) {
+	ctx := enginetest.Ctx(t)
+	r := enginetest.Open(t, pgtest.DSN(t), "renewal-race", blindOff())
+	next(t, r, 3)
+	sh := NewShared(1)
+	rend := tuitest.ASCIIRenderer()
+	before := follower(r, rend, sh, true, "").Frame(80, 24)
+	if err := r.Seek(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	opts := r.Options()
+	if len(opts) < 2 {
+		t.Fatalf("%d moves offered at step 2; the test needs another than the script's", len(opts))
+	}
+	if _, err := r.Play(ctx, opts[len(opts)-1].Move); err != nil {
+		t.Fatal(err)
+	}
+	own := follower(r, rend, nil, true, "").Frame(80, 24)
+	if own == before {
+		t.Fatal("the other move drew the frame of the first; the test needs them apart")
+	}
+	if got := follower(r, rend, sh, true, "").Frame(80, 24); got != own {
+		t.Fatalf("after another move at step 2, the shared frame is not the run's own:\n%s\n---\n%s", got, own)
+	}
+	// Many snapshots of many steps: the step digests stay within the bound.
+	for range 2 * stepsPerEntry {
+		if err := r.Seek(ctx, 0); err != nil {
+			t.Fatal(err)
+		}
+		next(t, r, 3)
+		_ = follower(r, rend, sh, true, "").Frame(80, 24)
+	}
+	sh.mu.Lock()
+	n := len(sh.steps)
+	sh.mu.Unlock()
+	if n == 0 || n > stepsPerEntry {
+		t.Fatalf("%d step digests kept; want 1 to %d", n, stepsPerEntry)
+	}
+}
