@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/charmbracelet/x/ansi"
-	"github.com/leaserace/leaserace/internal/widthmemo"
+	"github.com/leaserace/leaserace/internal/memo"
 )
 
 // painter draws one session's frames on its terminal, in place of Bubble
@@ -23,7 +23,7 @@ import (
 type painter struct {
 	out    io.Writer
 	tick   time.Duration
-	widths *widthmemo.Memo // nil: every line measured
+	widths *memo.Memo[string, int] // shared by the server's sessions
 
 	mu      sync.Mutex
 	latest  []string // the newest frame asked for, by line
@@ -45,7 +45,11 @@ type painter struct {
 	buf []byte
 }
 
-func newPainter(out io.Writer, fps, w, h int, widths *widthmemo.Memo) *painter {
+// newPainter draws on out; widths nil gives the painter a memo of its own.
+func newPainter(out io.Writer, fps, w, h int, widths *memo.Memo[string, int]) *painter {
+	if widths == nil {
+		widths = newWidthCache(widthCacheSize)
+	}
 	return &painter{out: out, tick: time.Second / time.Duration(fps), w: w, h: h, widths: widths}
 }
 
@@ -166,12 +170,9 @@ func lastRows(lines []string, h int) []string {
 
 // fit cuts a line to w cells (w > 0). A line of no more bytes than cells
 // cannot be wider, which spares measuring most plain lines; the others'
-// widths come from widths when it has them.
-func fit(l string, w int, widths *widthmemo.Memo) string {
-	if w <= 0 || len(l) <= w {
-		return l
-	}
-	if widths != nil && widths.Width(l) <= w || widths == nil && ansi.StringWidth(l) <= w {
+// widths come from the memo.
+func fit(l string, w int, widths *memo.Memo[string, int]) string {
+	if w <= 0 || len(l) <= w || widths.Of(l, ansi.StringWidth) <= w {
 		return l
 	}
 	return ansi.Truncate(l, w, "")
@@ -182,4 +183,4 @@ func fit(l string, w int, widths *widthmemo.Memo) string {
 const widthCacheSize = 4096
 
 // newWidthCache is a server's memo of line widths, shared by its sessions.
-func newWidthCache(size int) *widthmemo.Memo { return widthmemo.New(size, ansi.StringWidth) }
+func newWidthCache(size int) *memo.Memo[string, int] { return memo.New[string, int](size) }

@@ -31,7 +31,7 @@ import (
 	"github.com/charmbracelet/wish"
 	wishrecover "github.com/charmbracelet/wish/recover"
 	"github.com/leaserace/leaserace/internal/coalesce"
-	"github.com/leaserace/leaserace/internal/widthmemo"
+	"github.com/leaserace/leaserace/internal/memo"
 	gossh "golang.org/x/crypto/ssh"
 )
 
@@ -180,7 +180,7 @@ type Server struct {
 
 	// widths are the cell widths of the lines the sessions drew lately:
 	// attendees at the same step draw the same lines.
-	widths *widthmemo.Memo
+	widths *memo.Memo[string, int]
 }
 
 // New makes the host key if needed, binds the listener and returns a server

@@ -130,11 +130,10 @@ func runningPostmaster(dir string) int {
 // processAlive treats a zombie as gone: it holds no files, and in a
 // container nobody may ever reap it.
 func processAlive(pid int) bool {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	f, err := procStat(pid)
 	if err != nil {
-		return false
+		// Unreadable: gone. Read but not understood: left alone, as alive.
+		return errors.Is(err, errStatForm)
 	}
-	// The state letter follows the command name in parentheses.
-	i := strings.LastIndexByte(string(stat), ')')
-	return i < 0 || i+2 >= len(stat) || stat[i+2] != 'Z'
+	return f[0] != "Z"
 }

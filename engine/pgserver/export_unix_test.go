@@ -42,3 +42,6 @@ func HoldClusterLock(ctx context.Context, cache string) (func(), error) {
 // KillTree is the last step of stopping a local server: the kill of the
 // postmaster pid and of its children.
 func KillTree(pid int) { killTree(pid) }
+
+// ProcStat is /proc/PID/stat's fields after the command name.
+func ProcStat(pid int) ([]string, error) { return procStat(pid) }

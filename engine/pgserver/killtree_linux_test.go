@@ -1,7 +1,6 @@
 package pgserver_test
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -48,21 +47,15 @@ func TestKillTreeReachesChildrenInTheirOwnSessions(t *testing.T) {
 
 // childInOwnSession finds a child of pid that leads a session of its own.
 func childInOwnSession(pid int) int {
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
-	for _, p := range stats {
-		b, err := os.ReadFile(p)
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		kid, err := strconv.Atoi(e.Name())
 		if err != nil {
 			continue
 		}
-		f := bytes.Fields(b[bytes.LastIndexByte(b, ')')+1:])
 		// state ppid pgrp session
-		if len(f) < 4 || string(f[1]) != strconv.Itoa(pid) {
-			continue
-		}
-		me := filepath.Base(filepath.Dir(p))
-		if string(f[3]) == me {
-			n, _ := strconv.Atoi(me)
-			return n
+		if f, err := pgserver.ProcStat(kid); err == nil && len(f) >= 4 && f[1] == strconv.Itoa(pid) && f[3] == e.Name() {
+			return kid
 		}
 	}
 	return 0
@@ -71,10 +64,6 @@ func childInOwnSession(pid int) int {
 // gone says pid no longer runs: it has exited, or is a zombie waiting to
 // be reaped.
 func gone(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return true
-	}
-	f := bytes.Fields(b[bytes.LastIndexByte(b, ')')+1:])
-	return len(f) > 0 && (string(f[0]) == "Z" || string(f[0]) == "X")
+	f, err := pgserver.ProcStat(pid)
+	return err != nil || f[0] == "Z" || f[0] == "X"
 }

@@ -82,20 +82,33 @@ func currentOwner() (owner, error) {
 // procStart reads a process's start time, and whether it is a zombie (gone
 // for every purpose here: it holds no files, and nobody may ever reap it).
 func procStart(pid int) (start string, zombie bool, err error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	f, err := procStat(pid)
 	if err != nil {
 		return "", false, err
 	}
-	// The command name, in parentheses, may hold spaces: count fields after it.
-	i := strings.LastIndexByte(string(b), ')')
-	if i < 0 {
-		return "", false, fmt.Errorf("/proc/%d/stat has an unexpected form", pid)
-	}
-	f := strings.Fields(string(b[i+1:]))
 	if len(f) < 20 {
-		return "", false, fmt.Errorf("/proc/%d/stat has an unexpected form", pid)
+		return "", false, fmt.Errorf("/proc/%d/stat: %w", pid, errStatForm)
 	}
 	return f[19], f[0] == "Z", nil
+}
+
+// errStatForm is a /proc/PID/stat this package cannot read the fields of.
+var errStatForm = errors.New("unexpected form")
+
+// procStat reads the fields of /proc/PID/stat after the command name,
+// from the state (f[0]) and the parent's pid (f[1]) on.
+func procStat(pid int) ([]string, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return nil, err
+	}
+	// The command name, in parentheses, may hold spaces: count fields after it.
+	i := strings.LastIndexByte(string(b), ')')
+	f := strings.Fields(string(b[i+1:]))
+	if i < 0 || len(f) < 2 {
+		return nil, fmt.Errorf("/proc/%d/stat: %w", pid, errStatForm)
+	}
+	return f, nil
 }
 
 // gone reports whether o is a process of ours (same host and user) that has

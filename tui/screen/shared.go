@@ -11,7 +11,7 @@ import (
 
 	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/engine/world"
-	"github.com/leaserace/leaserace/internal/widthmemo"
+	"github.com/leaserace/leaserace/internal/memo"
 	"github.com/leaserace/leaserace/scenario"
 	"github.com/leaserace/leaserace/tui/text"
 )
@@ -44,17 +44,17 @@ type Shared struct {
 	stats SharedStats
 	// helps are key help lines by what they show; scenarios the digests
 	// of the scenarios snapshots were taken of (a scenario is never
-	// changed once loaded). Both are emptied when they reach max.
-	helps     map[helpKey]string
-	scenarios map[*scenario.Scenario][sha256.Size]byte
+	// changed once loaded). Each keeps up to max.
+	helps     *memo.Memo[helpKey, string]
+	scenarios *memo.Memo[*scenario.Scenario, [sha256.Size]byte]
 	// steps are the digests of steps, by address: a run never changes a
 	// step once taken (engine.Run.Steps), so each step of a run is
-	// encoded once, not again in every later snapshot. Emptied when it
-	// reaches stepsPerEntry×max.
-	steps map[*transcript.Step][sha256.Size]byte
+	// encoded once, not again in every later snapshot. Up to
+	// stepsPerEntry×max.
+	steps *memo.Memo[*transcript.Step, [sha256.Size]byte]
 	// widths are the cell widths of the lines frames drew lately, for
 	// Lines' guard against a line wider than the screen.
-	widths *widthmemo.Memo
+	widths *memo.Memo[string, int]
 }
 
 // stepsPerEntry bounds the step digests kept: a few dozen steps for each
@@ -71,7 +71,7 @@ func (s *Shared) width(l string) int {
 	if s == nil {
 		return text.Width(l)
 	}
-	return s.widths.Width(l)
+	return s.widths.Of(l, text.Width)
 }
 
 // helpKey is what a short key help line is a function of: the look, the
@@ -99,8 +99,8 @@ func NewShared(max int) *Shared {
 		max = DefaultShared
 	}
 	return &Shared{max: max, items: map[shareKey]*list.Element{}, lru: list.New(),
-		helps: map[helpKey]string{}, scenarios: map[*scenario.Scenario][sha256.Size]byte{},
-		steps: map[*transcript.Step][sha256.Size]byte{}, widths: widthmemo.New(widthsPerEntry*max, text.Width)}
+		helps: memo.New[helpKey, string](max), scenarios: memo.New[*scenario.Scenario, [sha256.Size]byte](max),
+		steps: memo.New[*transcript.Step, [sha256.Size]byte](stepsPerEntry * max), widths: memo.New[string, int](widthsPerEntry * max)}
 }
 
 // Stats is what the Shared did so far.
@@ -222,48 +222,22 @@ func (s Snapshot) computeDigest(sh *Shared) (sum [sha256.Size]byte, ok bool) {
 		Options    []world.Option
 		Goals      []world.GoalStatus
 	}{scen, s.View, s.Log, steps, s.Start, s.End, s.Live, s.Options, s.Goals}
-	h := sha256.New()
-	if err := json.NewEncoder(h).Encode(all); err != nil {
-		return sum, false
-	}
-	copy(sum[:], h.Sum(nil))
-	return sum, true
+	return jsonDigest(all)
 }
 
 // stepsDigest is the digest of steps, in order: of each step's digest,
 // every exported field in JSON, worked out once per step.
 func (s *Shared) stepsDigest(steps []transcript.Step) (sum [sha256.Size]byte, ok bool) {
-	sums := make([][sha256.Size]byte, len(steps))
-	known := make([]bool, len(steps))
-	s.mu.Lock()
-	for i := range steps {
-		sums[i], known[i] = s.steps[&steps[i]]
-	}
-	s.mu.Unlock()
-	for i := range steps {
-		if known[i] {
-			continue
-		}
-		h := sha256.New()
-		if err := json.NewEncoder(h).Encode(steps[i]); err != nil {
-			return sum, false
-		}
-		copy(sums[i][:], h.Sum(nil))
-	}
-	s.mu.Lock()
-	for i := range steps {
-		if known[i] {
-			continue
-		}
-		if len(s.steps) >= stepsPerEntry*s.max {
-			clear(s.steps)
-		}
-		s.steps[&steps[i]] = sums[i]
-	}
-	s.mu.Unlock()
 	h := sha256.New()
-	for _, x := range sums {
-		h.Write(x[:])
+	for i := range steps {
+		one, ok := s.steps.Get(&steps[i])
+		if !ok {
+			if one, ok = jsonDigest(steps[i]); !ok {
+				return sum, false
+			}
+			s.steps.Put(&steps[i], one)
+		}
+		h.Write(one[:])
 	}
 	copy(sum[:], h.Sum(nil))
 	return sum, true
@@ -272,23 +246,22 @@ func (s *Shared) stepsDigest(steps []transcript.Step) (sum [sha256.Size]byte, ok
 // scenarioDigest is the digest of every exported field of sc, worked out
 // once per scenario: every snapshot of a run shares its scenario.
 func (s *Shared) scenarioDigest(sc *scenario.Scenario) (sum [sha256.Size]byte, ok bool) {
-	s.mu.Lock()
-	sum, ok = s.scenarios[sc]
-	s.mu.Unlock()
-	if ok {
+	if sum, ok = s.scenarios.Get(sc); ok {
 		return sum, true
 	}
+	if sum, ok = jsonDigest(sc); ok {
+		s.scenarios.Put(sc, sum)
+	}
+	return sum, ok
+}
+
+// jsonDigest is the SHA-256 of v in JSON; ok is false when v has none.
+func jsonDigest(v any) (sum [sha256.Size]byte, ok bool) {
 	h := sha256.New()
-	if err := json.NewEncoder(h).Encode(sc); err != nil {
+	if err := json.NewEncoder(h).Encode(v); err != nil {
 		return sum, false
 	}
 	copy(sum[:], h.Sum(nil))
-	s.mu.Lock()
-	if len(s.scenarios) >= s.max {
-		clear(s.scenarios)
-	}
-	s.scenarios[sc] = sum
-	s.mu.Unlock()
 	return sum, true
 }
 
@@ -308,19 +281,5 @@ func (s *Shared) shortHelp(look, sep string, bs []key.Binding, draw func() strin
 		b.WriteString(h.Desc)
 		b.WriteByte(0)
 	}
-	k := helpKey{look: look, sep: sep, items: b.String()}
-	s.mu.Lock()
-	v, ok := s.helps[k]
-	s.mu.Unlock()
-	if ok {
-		return v
-	}
-	v = draw()
-	s.mu.Lock()
-	if len(s.helps) >= s.max {
-		clear(s.helps)
-	}
-	s.helps[k] = v
-	s.mu.Unlock()
-	return v
+	return s.helps.Of(helpKey{look: look, sep: sep, items: b.String()}, func(helpKey) string { return draw() })
 }

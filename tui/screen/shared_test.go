@@ -288,9 +288,7 @@ func TestSharedKnowsAStepTakenAgain(t *testing.T) {
 		next(t, r, 3)
 		_ = follower(r, rend, sh, true, "").Frame(80, 24)
 	}
-	sh.mu.Lock()
-	n := len(sh.steps)
-	sh.mu.Unlock()
+	n := sh.steps.Len()
 	if n == 0 || n > stepsPerEntry {
 		t.Fatalf("%d step digests kept; want 1 to %d", n, stepsPerEntry)
 	}

@@ -1,4 +1,4 @@
-package widthmemo
+package memo
 
 import (
 	"sync"
@@ -14,26 +14,27 @@ import (
 func TestMemoKeepsWidthsWithinItsSize(t *testing.T) {
 	measured := map[string]int{}
 	var mu sync.Mutex
-	m := New(3, func(l string) int {
+	m := New[string, int](3)
+	measure := func(l string) int {
 		mu.Lock()
 		measured[l]++
 		mu.Unlock()
 		return utf8.RuneCountInString(l)
-	})
+	}
 	lines := []string{"a", "bb", "ccc", "日本", "eeeee"}
 	for range 3 {
 		for _, l := range lines {
-			if got, want := m.Width(l), utf8.RuneCountInString(l); got != want {
-				t.Fatalf("Width(%q) = %d, want %d", l, got, want)
+			if got, want := m.Of(l, measure), utf8.RuneCountInString(l); got != want {
+				t.Fatalf("Of(%q) = %d, want %d", l, got, want)
 			}
 			if m.Len() > 3 {
-				t.Fatalf("%d widths kept, more than 3", m.Len())
+				t.Fatalf("%d values kept, more than 3", m.Len())
 			}
 		}
 	}
 	before := measured["x"]
-	m.Width("x")
-	m.Width("x")
+	m.Of("x", measure)
+	m.Of("x", measure)
 	if measured["x"] != before+1 {
 		t.Fatalf("x measured %d times while kept, want once", measured["x"]-before)
 	}
@@ -41,8 +42,8 @@ func TestMemoKeepsWidthsWithinItsSize(t *testing.T) {
 	for range 8 {
 		wg.Go(func() {
 			for _, l := range lines {
-				if m.Width(l) != utf8.RuneCountInString(l) {
-					t.Errorf("Width(%q) wrong under concurrent use", l)
+				if m.Of(l, measure) != utf8.RuneCountInString(l) {
+					t.Errorf("Of(%q) wrong under concurrent use", l)
 				}
 			}
 		})
