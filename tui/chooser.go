@@ -9,18 +9,6 @@ import (
 // chooseMsg asks the model to open a scenario.
 type chooseMsg struct{ name string }
 
-// showChooser opens the scenario list with the cursor on the current
-// scenario.
-func showChooser(c screen.Chooser, current string) screen.Chooser {
-	c.Open = true
-	for i, n := range c.Names {
-		if n == current {
-			c.Cursor = i
-		}
-	}
-	return c
-}
-
 // updateChooser moves the list's cursor, and on enter closes the list and
 // asks for the chosen scenario.
 func updateChooser(c screen.Chooser, msg tea.Msg) (screen.Chooser, tea.Cmd) {

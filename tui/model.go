@@ -355,7 +355,7 @@ func (m Model) key(km tea.KeyMsg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case key.Matches(km, m.Keys.Scenario):
 		m.Playing = false
-		m.Chooser = showChooser(m.Chooser, m.Snap.Scenario.Name)
+		m.Chooser = m.Chooser.Show(m.Snap.Scenario.Name)
 		return m, nil
 	case key.Matches(km, m.Keys.Play):
 		return m.togglePlay()

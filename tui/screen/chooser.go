@@ -17,17 +17,33 @@ type Chooser struct {
 	Keys   keys.Chooser
 }
 
-// NewChooser is the list of the built-in scenarios, closed.
+// NewChooser is the list of the built-in scenarios, closed and not yet
+// read: parsing every built-in for its title is most of what a new room
+// attendee allocates, and most never open the list.
 func NewChooser() Chooser {
-	c := Chooser{Keys: keys.DefaultChooser()}
-	for _, n := range scenario.BuiltinNames() {
-		title := ""
-		// Built-ins are embedded, so loading one costs no I/O.
-		if sc, err := scenario.Builtin(n); err == nil {
-			title = sc.Title
+	return Chooser{Keys: keys.DefaultChooser()}
+}
+
+// Show opens the list with the cursor on current, reading the built-ins'
+// names and titles the first time it opens.
+func (c Chooser) Show(current string) Chooser {
+	if c.Names == nil {
+		c.Names = []string{}
+		for _, n := range scenario.BuiltinNames() {
+			title := ""
+			// Built-ins are embedded, so loading one costs no I/O.
+			if sc, err := scenario.Builtin(n); err == nil {
+				title = sc.Title
+			}
+			c.Names = append(c.Names, n)
+			c.Titles = append(c.Titles, title)
 		}
-		c.Names = append(c.Names, n)
-		c.Titles = append(c.Titles, title)
+	}
+	c.Open = true
+	for i, n := range c.Names {
+		if n == current {
+			c.Cursor = i
+		}
 	}
 	return c
 }

@@ -58,7 +58,7 @@ func TestFrameAtEverySizeNeverPanicsAndFits(t *testing.T) {
 	}
 	states["full help"] = help
 	chooser := m
-	chooser.Chooser.Open = true
+	chooser.Chooser = chooser.Chooser.Show("renewal-race")
 	states["chooser"] = chooser
 	end := shipped(t, "renewal-race", blindOff())
 	if err := end.SeekTime(enginetest.Ctx(t), end.End()); err != nil {
