@@ -121,7 +121,7 @@ func (s *tmuxSession) waitFlat(want string, d time.Duration) string {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	s.t.Fatalf("the screen never showed %q within %s; last screen:\n%s", want, d, scr)
+	s.t.Fatalf("the screen never showed %q within %s; last screen:\n%s\n%s", want, d, scr, s.state())
 	return ""
 }
 

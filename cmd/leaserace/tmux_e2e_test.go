@@ -2,10 +2,12 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -34,6 +36,75 @@ func (s *tmuxSession) screen() string {
 	return out
 }
 
+// state says what the pane's processes are doing, for a failure's message:
+// a screen that stayed blank does not say whether leaserace ran, waited or
+// was gone.
+func (s *tmuxSession) state() string {
+	out, err := s.tmux("display-message", "-p", "-t", "lr", "pane dead=#{pane_dead} status=#{pane_dead_status} pid=#{pane_pid} command=#{pane_current_command}")
+	if err != nil {
+		return "(no pane: " + strings.TrimSpace(out) + ")"
+	}
+	var b strings.Builder
+	b.WriteString(strings.TrimSpace(out))
+	var pid int
+	if i := strings.Index(out, " pid="); i >= 0 {
+		_, _ = fmt.Sscanf(out[i+len(" pid="):], "%d", &pid)
+	}
+	for _, p := range processTree(pid) {
+		b.WriteString("\n" + p)
+	}
+	return b.String()
+}
+
+// processTree describes pid and every process under it (Linux /proc):
+// name, state, threads and the kernel function it sleeps in.
+func processTree(pid int) []string {
+	if pid <= 0 {
+		return nil
+	}
+	entries, _ := os.ReadDir("/proc")
+	children := map[int][]int{}
+	for _, e := range entries {
+		n, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// The fields after the command's closing parenthesis: state, ppid.
+		f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		if len(f) > 1 {
+			ppid, _ := strconv.Atoi(f[1])
+			children[ppid] = append(children[ppid], n)
+		}
+	}
+	var out []string
+	var walk func(p int, depth int)
+	walk = func(p int, depth int) {
+		dir := "/proc/" + strconv.Itoa(p)
+		status, err := os.ReadFile(dir + "/status")
+		if err != nil {
+			out = append(out, fmt.Sprintf("%*spid %d: gone", 2*depth, "", p))
+			return
+		}
+		fields := map[string]string{}
+		for _, l := range strings.Split(string(status), "\n") {
+			if k, v, ok := strings.Cut(l, ":"); ok {
+				fields[k] = strings.TrimSpace(v)
+			}
+		}
+		wchan, _ := os.ReadFile(dir + "/wchan")
+		out = append(out, fmt.Sprintf("%*spid %d %s: %s, %s threads, waiting in %q", 2*depth, "", p, fields["Name"], fields["State"], fields["Threads"], wchan))
+		for _, c := range children[p] {
+			walk(c, depth+1)
+		}
+	}
+	walk(pid, 0)
+	return out
+}
+
 // waitScreen polls the screen until it shows want.
 func (s *tmuxSession) waitScreen(want string, d time.Duration) string {
 	s.t.Helper()
@@ -46,7 +117,7 @@ func (s *tmuxSession) waitScreen(want string, d time.Duration) string {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	s.t.Fatalf("the screen never showed %q within %s; last screen:\n%s", want, d, scr)
+	s.t.Fatalf("the screen never showed %q within %s; last screen:\n%s\n%s", want, d, scr, s.state())
 	return ""
 }
 
