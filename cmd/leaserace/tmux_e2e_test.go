@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -40,69 +39,21 @@ func (s *tmuxSession) screen() string {
 // a screen that stayed blank does not say whether leaserace ran, waited or
 // was gone.
 func (s *tmuxSession) state() string {
-	out, err := s.tmux("display-message", "-p", "-t", "lr", "pane dead=#{pane_dead} status=#{pane_dead_status} pid=#{pane_pid} command=#{pane_current_command}")
+	out, err := s.tmux("display-message", "-p", "-t", "lr", "#{pane_pid} dead=#{pane_dead} status=#{pane_dead_status}")
 	if err != nil {
 		return "(no pane: " + strings.TrimSpace(out) + ")"
 	}
-	var b strings.Builder
-	b.WriteString(strings.TrimSpace(out))
+	lines := []string{"pane " + strings.TrimSpace(out)}
 	var pid int
-	if i := strings.Index(out, " pid="); i >= 0 {
-		_, _ = fmt.Sscanf(out[i+len(" pid="):], "%d", &pid)
+	_, _ = fmt.Sscan(out, &pid)
+	for _, p := range append([]proc{{pid: pid, cmd: "(the pane's shell)"}}, descendants(pid)...) {
+		status, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.pid))
+		_, state, _ := strings.Cut(string(status), "\nState:")
+		state, _, _ = strings.Cut(state, "\n")
+		wchan, _ := os.ReadFile(fmt.Sprintf("/proc/%d/wchan", p.pid))
+		lines = append(lines, fmt.Sprintf("pid %d %s: %s, waiting in %q", p.pid, p.cmd, strings.TrimSpace(state), wchan))
 	}
-	for _, p := range processTree(pid) {
-		b.WriteString("\n" + p)
-	}
-	return b.String()
-}
-
-// processTree describes pid and every process under it (Linux /proc):
-// name, state, threads and the kernel function it sleeps in.
-func processTree(pid int) []string {
-	if pid <= 0 {
-		return nil
-	}
-	entries, _ := os.ReadDir("/proc")
-	children := map[int][]int{}
-	for _, e := range entries {
-		n, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		// The fields after the command's closing parenthesis: state, ppid.
-		f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-		if len(f) > 1 {
-			ppid, _ := strconv.Atoi(f[1])
-			children[ppid] = append(children[ppid], n)
-		}
-	}
-	var out []string
-	var walk func(p int, depth int)
-	walk = func(p int, depth int) {
-		dir := "/proc/" + strconv.Itoa(p)
-		status, err := os.ReadFile(dir + "/status")
-		if err != nil {
-			out = append(out, fmt.Sprintf("%*spid %d: gone", 2*depth, "", p))
-			return
-		}
-		fields := map[string]string{}
-		for _, l := range strings.Split(string(status), "\n") {
-			if k, v, ok := strings.Cut(l, ":"); ok {
-				fields[k] = strings.TrimSpace(v)
-			}
-		}
-		wchan, _ := os.ReadFile(dir + "/wchan")
-		out = append(out, fmt.Sprintf("%*spid %d %s: %s, %s threads, waiting in %q", 2*depth, "", p, fields["Name"], fields["State"], fields["Threads"], wchan))
-		for _, c := range children[p] {
-			walk(c, depth+1)
-		}
-	}
-	walk(pid, 0)
-	return out
+	return strings.Join(lines, "\n")
 }
 
 // waitScreen polls the screen until it shows want.
