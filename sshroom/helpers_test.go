@@ -12,6 +12,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
+	"github.com/leaserace/leaserace/internal/testwait"
 )
 
 // startRoom serves app with cfg on 127.0.0.1:0 and shuts the room down at
@@ -36,13 +37,16 @@ func startRoom(t *testing.T, cfg Config, app App) *Server {
 	go func() { served <- s.Serve(ctx) }()
 	t.Cleanup(func() {
 		cancel()
+		// Serve returns once every session has closed and run its
+		// cleanup, so this waits on the whole room: twice the usual wait.
+		limit := 2 * testwait.Timeout()
 		select {
 		case err := <-served:
 			if err != nil {
 				t.Errorf("Serve: %v", err)
 			}
-		case <-time.After(15 * time.Second):
-			t.Errorf("Serve did not return within 15 s of its context ending")
+		case <-time.After(limit):
+			t.Errorf("Serve did not return within %s of its context ending", limit)
 		}
 	})
 	return s

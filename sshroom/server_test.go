@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leaserace/leaserace/internal/testwait"
 	"github.com/leaserace/leaserace/sshroom/sshtest"
 	"go.uber.org/goleak"
 	gossh "golang.org/x/crypto/ssh"
@@ -26,21 +27,21 @@ func TestTwoAttendeesIndependent(t *testing.T) {
 	alice := sshtest.MustDial(t, s.Addr().String(), sshtest.Options{User: "alice", Width: 80, Height: 24})
 	bob := sshtest.MustDial(t, s.Addr().String(), sshtest.Options{User: "bob", Term: "dumb", Width: 100, Height: 30})
 
-	alice.WaitScreen(5*time.Second, "probe user=alice", "size=80x24", "count=0")
-	bob.WaitScreen(5*time.Second, "probe user=bob", "size=100x30", "count=0")
+	alice.WaitScreen(testwait.Timeout(), "probe user=alice", "size=80x24", "count=0")
+	bob.WaitScreen(testwait.Timeout(), "probe user=bob", "size=100x30", "count=0")
 
 	alice.Press("+++")
 	bob.Press("+")
-	alice.WaitScreen(5*time.Second, "count=3")
-	bob.WaitScreen(5*time.Second, "count=1")
+	alice.WaitScreen(testwait.Timeout(), "count=3")
+	bob.WaitScreen(testwait.Timeout(), "count=1")
 
 	alice.Resize(120, 40)
-	alice.WaitScreen(5*time.Second, "size=120x40", "count=3")
+	alice.WaitScreen(testwait.Timeout(), "size=120x40", "count=3")
 	// Not a pause: bob's own key, sent after the server handled alice's
 	// resize, proves bob's program has moved past it; only then is his
 	// unchanged size evidence that the resize did not reach him.
 	bob.Press("+")
-	bob.WaitScreen(5*time.Second, "count=2")
+	bob.WaitScreen(testwait.Timeout(), "count=2")
 	if scr := bob.Screen(); !strings.Contains(scr, "size=100x30") || !strings.Contains(scr, "count=2") {
 		t.Errorf("alice's keys or resize reached bob; bob sees:\n%s", scr)
 	}
@@ -68,12 +69,12 @@ func TestTwoAttendeesIndependent(t *testing.T) {
 	}
 
 	alice.Press("q")
-	if code := alice.WaitExit(5 * time.Second); code != 0 {
+	if code := alice.WaitExit(testwait.Timeout()); code != 0 {
 		t.Errorf("alice quit with status %d, want 0", code)
 	}
-	rec.waitCleaned(t, "alice", 1, 5*time.Second)
+	rec.waitCleaned(t, "alice", 1, testwait.Timeout())
 	bob.Press("+")
-	bob.WaitScreen(5*time.Second, "count=3")
+	bob.WaitScreen(testwait.Timeout(), "count=3")
 	if n := len(s.Attendees()); n != 1 {
 		t.Errorf("after alice left, %d attendees, want 1", n)
 	}
@@ -86,16 +87,16 @@ func TestSilentClientDoesNotBlockOthers(t *testing.T) {
 	rec := newRecorder()
 	s := startRoom(t, Config{}, rec.app)
 	mute := sshtest.MustDial(t, s.Addr().String(), sshtest.Options{User: "mute", Silent: true})
-	mute.WaitOutput(5*time.Second, "\x1b]11;?")
+	mute.WaitOutput(testwait.Timeout(), "\x1b]11;?")
 
 	alice := sshtest.MustDial(t, s.Addr().String(), sshtest.Options{User: "alice"})
-	alice.WaitScreen(5*time.Second, "probe user=alice")
+	alice.WaitScreen(testwait.Timeout(), "probe user=alice")
 	alice.Press("++")
-	alice.WaitScreen(5*time.Second, "count=2")
+	alice.WaitScreen(testwait.Timeout(), "count=2")
 
-	mute.WaitScreen(5*time.Second, "probe user=mute", "size=80x24")
+	mute.WaitScreen(testwait.Timeout(), "probe user=mute", "size=80x24")
 	mute.Press("+")
-	mute.WaitScreen(5*time.Second, "count=1")
+	mute.WaitScreen(testwait.Timeout(), "count=1")
 }
 
 // TestNoPTYGetsOneLineAndExit1: `ssh host command` without -t gets one
@@ -104,10 +105,10 @@ func TestNoPTYGetsOneLineAndExit1(t *testing.T) {
 	rec := newRecorder()
 	s := startRoom(t, Config{}, rec.app)
 	alice := sshtest.MustDial(t, s.Addr().String(), sshtest.Options{User: "alice"})
-	alice.WaitScreen(5*time.Second, "probe user=alice")
+	alice.WaitScreen(testwait.Timeout(), "probe user=alice")
 
 	script := sshtest.MustDial(t, s.Addr().String(), sshtest.Options{User: "script", NoPTY: true, Command: "ls -l"})
-	if code := script.WaitExit(5 * time.Second); code != 1 {
+	if code := script.WaitExit(testwait.Timeout()); code != 1 {
 		t.Errorf("no-PTY exit status %d, want 1", code)
 	}
 	if errOut := script.Stderr(); strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "needs a terminal") {
@@ -120,7 +121,7 @@ func TestNoPTYGetsOneLineAndExit1(t *testing.T) {
 		t.Errorf("the app was started %d times for a session without a PTY", n)
 	}
 	alice.Press("+")
-	alice.WaitScreen(5*time.Second, "count=1")
+	alice.WaitScreen(testwait.Timeout(), "count=1")
 }
 
 // TestSizeGate: a 10x5 window sees the gate, not the app, and its keys do
@@ -131,9 +132,9 @@ func TestSizeGate(t *testing.T) {
 	alice := sshtest.MustDial(t, s.Addr().String(), sshtest.Options{User: "alice"})
 	tiny := sshtest.MustDial(t, s.Addr().String(), sshtest.Options{User: "tiny", Width: 10, Height: 5})
 
-	alice.WaitScreen(5*time.Second, "probe user=alice")
+	alice.WaitScreen(testwait.Timeout(), "probe user=alice")
 	var scr string
-	for end := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	for end := time.Now().Add(testwait.Timeout()); ; time.Sleep(20 * time.Millisecond) {
 		scr = tiny.Screen()
 		if strings.Contains(sshtest.Flat(scr), "Make the window at least 40x12") {
 			break
@@ -152,16 +153,16 @@ func TestSizeGate(t *testing.T) {
 	}
 	tiny.Press("+")
 	alice.Press("+")
-	alice.WaitScreen(5*time.Second, "count=1", "size=80x24")
+	alice.WaitScreen(testwait.Timeout(), "count=1", "size=80x24")
 
 	tiny.Resize(60, 20)
-	tiny.WaitScreen(5*time.Second, "probe user=tiny", "size=60x20", "count=0")
+	tiny.WaitScreen(testwait.Timeout(), "probe user=tiny", "size=60x20", "count=0")
 	tiny.Press("+")
-	tiny.WaitScreen(5*time.Second, "count=1")
+	tiny.WaitScreen(testwait.Timeout(), "count=1")
 	tiny.Resize(30, 20)
-	tiny.WaitScreen(5*time.Second, "least")
+	tiny.WaitScreen(testwait.Timeout(), "least")
 	tiny.Resize(40, 12)
-	tiny.WaitScreen(5*time.Second, "size=40x12", "count=1")
+	tiny.WaitScreen(testwait.Timeout(), "size=40x12", "count=1")
 }
 
 // TestSizeGateTakesTheAppsRule: with TooSmall set, the gate follows that
@@ -173,13 +174,13 @@ func TestSizeGateTakesTheAppsRule(t *testing.T) {
 	s := startRoom(t, Config{MinWidth: 40, MinHeight: 12, TooSmall: byArea}, rec.app)
 	narrow := sshtest.MustDial(t, s.Addr().String(), sshtest.Options{User: "narrow", Width: 30, Height: 20})
 	low := sshtest.MustDial(t, s.Addr().String(), sshtest.Options{User: "low", Width: 45, Height: 10})
-	narrow.WaitScreen(5*time.Second, "probe user=narrow", "size=30x20")
-	low.WaitScreen(5*time.Second, "Make the window at least 40x12")
+	narrow.WaitScreen(testwait.Timeout(), "probe user=narrow", "size=30x20")
+	low.WaitScreen(testwait.Timeout(), "Make the window at least 40x12")
 	if scr := low.Screen(); strings.Contains(scr, "probe") {
 		t.Errorf("the gate let the app through at 45x10:\n%s", scr)
 	}
 	low.Resize(24, 20)
-	low.WaitScreen(5*time.Second, "probe user=low", "size=24x20")
+	low.WaitScreen(testwait.Timeout(), "probe user=low", "size=24x20")
 }
 
 // TestRoomFull: one more attendee than MaxAttendees is told the room is
@@ -188,10 +189,10 @@ func TestRoomFull(t *testing.T) {
 	rec := newRecorder()
 	s := startRoom(t, Config{MaxAttendees: 1}, rec.app)
 	alice := sshtest.MustDial(t, s.Addr().String(), sshtest.Options{User: "alice"})
-	alice.WaitScreen(5*time.Second, "probe user=alice")
+	alice.WaitScreen(testwait.Timeout(), "probe user=alice")
 
 	bob := sshtest.MustDial(t, s.Addr().String(), sshtest.Options{User: "bob"})
-	if code := bob.WaitExit(5 * time.Second); code != 1 {
+	if code := bob.WaitExit(testwait.Timeout()); code != 1 {
 		t.Errorf("bob in a full room: exit status %d, want 1", code)
 	}
 	if scr := bob.Screen(); !strings.Contains(scr, "The room is full (1 attendees)") {
@@ -201,13 +202,13 @@ func TestRoomFull(t *testing.T) {
 		t.Errorf("the app was started for bob in a full room")
 	}
 	alice.Press("+")
-	alice.WaitScreen(5*time.Second, "count=1")
+	alice.WaitScreen(testwait.Timeout(), "count=1")
 
 	alice.Press("q")
-	alice.WaitExit(5 * time.Second)
-	rec.waitCleaned(t, "alice", 1, 5*time.Second)
+	alice.WaitExit(testwait.Timeout())
+	rec.waitCleaned(t, "alice", 1, testwait.Timeout())
 	carol := sshtest.MustDial(t, s.Addr().String(), sshtest.Options{User: "carol"})
-	carol.WaitScreen(5*time.Second, "probe user=carol")
+	carol.WaitScreen(testwait.Timeout(), "probe user=carol")
 }
 
 // TestIdleTimeout: a session without input ends with a line saying why;
@@ -218,22 +219,22 @@ func TestIdleTimeout(t *testing.T) {
 	s := startRoom(t, Config{IdleTimeout: idle}, rec.app)
 	alice := sshtest.MustDial(t, s.Addr().String(), sshtest.Options{User: "alice"})
 	bob := sshtest.MustDial(t, s.Addr().String(), sshtest.Options{User: "bob"})
-	alice.WaitScreen(5*time.Second, "probe user=alice")
-	bob.WaitScreen(5*time.Second, "probe user=bob")
+	alice.WaitScreen(testwait.Timeout(), "probe user=alice")
+	bob.WaitScreen(testwait.Timeout(), "probe user=bob")
 
 	start := time.Now()
 	for i := 0; i < 10; i++ {
 		bob.Press("+")
 		time.Sleep(300 * time.Millisecond)
 	}
-	if code := alice.WaitExit(5 * time.Second); code != 0 {
+	if code := alice.WaitExit(testwait.Timeout()); code != 0 {
 		t.Errorf("idle exit status %d, want 0", code)
 	}
 	if scr := alice.Screen(); !strings.Contains(scr, "after 1.5s without input") {
 		t.Errorf("alice was not told why her session ended; she sees:\n%s", scr)
 	}
-	rec.waitCleaned(t, "alice", 1, 5*time.Second)
-	bob.WaitScreen(5*time.Second, "count=10")
+	rec.waitCleaned(t, "alice", 1, testwait.Timeout())
+	bob.WaitScreen(testwait.Timeout(), "count=10")
 	if time.Since(start) < idle {
 		t.Fatalf("the test ran faster than the idle timeout; it proves nothing")
 	}
@@ -249,7 +250,7 @@ func TestPanicIsolation(t *testing.T) {
 	rec := newRecorder()
 	s := startRoom(t, Config{}, rec.app)
 	bystander := sshtest.MustDial(t, s.Addr().String(), sshtest.Options{User: "bystander"})
-	bystander.WaitScreen(5*time.Second, "probe user=bystander")
+	bystander.WaitScreen(testwait.Timeout(), "probe user=bystander")
 
 	count := 0
 	for _, tc := range []struct{ name, key string }{
@@ -258,23 +259,23 @@ func TestPanicIsolation(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			user := "victim-" + tc.name
 			v := sshtest.MustDial(t, s.Addr().String(), sshtest.Options{User: user})
-			v.WaitScreen(5*time.Second, "probe user="+user)
+			v.WaitScreen(testwait.Timeout(), "probe user="+user)
 			v.Press(tc.key)
-			if code := v.WaitExit(5 * time.Second); code != 1 {
+			if code := v.WaitExit(testwait.Timeout()); code != 1 {
 				t.Errorf("exit status %d after a panic, want 1", code)
 			}
 			if scr := v.Screen(); !strings.Contains(sshtest.Flat(scr), "leaserace hit a bug") {
 				t.Errorf("the attendee was not told about the bug; screen:\n%s", scr)
 			}
-			rec.waitCleaned(t, user, 1, 5*time.Second)
+			rec.waitCleaned(t, user, 1, testwait.Timeout())
 			count++
 			bystander.Press("+")
-			bystander.WaitScreen(5*time.Second, fmt.Sprintf("count=%d", count))
+			bystander.WaitScreen(testwait.Timeout(), fmt.Sprintf("count=%d", count))
 		})
 	}
 	t.Run("app factory", func(t *testing.T) {
 		v := sshtest.MustDial(t, s.Addr().String(), sshtest.Options{User: "boom"})
-		if code := v.WaitExit(5 * time.Second); code != 1 {
+		if code := v.WaitExit(testwait.Timeout()); code != 1 {
 			t.Errorf("exit status %d after the App panicked, want 1", code)
 		}
 		if scr := v.Screen(); !strings.Contains(sshtest.Flat(scr), "leaserace hit a bug") {
@@ -283,7 +284,7 @@ func TestPanicIsolation(t *testing.T) {
 	})
 	t.Run("app error", func(t *testing.T) {
 		v := sshtest.MustDial(t, s.Addr().String(), sshtest.Options{User: "reject"})
-		if code := v.WaitExit(5 * time.Second); code != 1 {
+		if code := v.WaitExit(testwait.Timeout()); code != 1 {
 			t.Errorf("exit status %d after the App failed, want 1", code)
 		}
 		if scr := v.Screen(); !strings.Contains(sshtest.Flat(scr), "could not start your session: no seat for reject") {
@@ -291,7 +292,7 @@ func TestPanicIsolation(t *testing.T) {
 		}
 	})
 	bystander.Press("+")
-	bystander.WaitScreen(5*time.Second, fmt.Sprintf("count=%d", count+1))
+	bystander.WaitScreen(testwait.Timeout(), fmt.Sprintf("count=%d", count+1))
 	if got := s.Attendees(); len(got) != 1 || got[0].User != "bystander" {
 		t.Errorf("after the panics, Attendees() = %+v, want the bystander only", got)
 	}
@@ -316,7 +317,7 @@ func TestRoomCode(t *testing.T) {
 		t.Errorf("the app started for a wrong code")
 	}
 	alice := sshtest.MustDial(t, s.Addr().String(), sshtest.Options{User: "alice", Code: " tulip-42 "})
-	alice.WaitScreen(5*time.Second, "probe user=alice")
+	alice.WaitScreen(testwait.Timeout(), "probe user=alice")
 
 	gen := startRoom(t, Config{AllowRemote: true}, rec.app)
 	if ok, _ := regexp.MatchString(`^[a-z2-9]{4}-[a-z2-9]{4}$`, gen.RoomCode()); !ok {
@@ -326,14 +327,14 @@ func TestRoomCode(t *testing.T) {
 		t.Fatalf("a guessed room code was let in")
 	}
 	bob := sshtest.MustDial(t, gen.Addr().String(), sshtest.Options{User: "bob", Code: gen.RoomCode()})
-	bob.WaitScreen(5*time.Second, "probe user=bob")
+	bob.WaitScreen(testwait.Timeout(), "probe user=bob")
 
 	open := startRoom(t, Config{AllowRemote: true, Open: true}, rec.app)
 	if open.RoomCode() != "" {
 		t.Fatalf("an open room has code %q", open.RoomCode())
 	}
 	carol := sshtest.MustDial(t, open.Addr().String(), sshtest.Options{User: "carol"})
-	carol.WaitScreen(5*time.Second, "probe user=carol")
+	carol.WaitScreen(testwait.Timeout(), "probe user=carol")
 
 	loop := startRoom(t, Config{}, rec.app)
 	if loop.RoomCode() != "" {
@@ -364,10 +365,10 @@ func TestShutdown(t *testing.T) {
 
 	alice := sshtest.MustDial(t, addr, sshtest.Options{User: "alice"})
 	tiny := sshtest.MustDial(t, addr, sshtest.Options{User: "tiny", Width: 10, Height: 5})
-	alice.WaitScreen(5*time.Second, "probe user=alice")
-	tiny.WaitScreen(5*time.Second, "least")
+	alice.WaitScreen(testwait.Timeout(), "probe user=alice")
+	tiny.WaitScreen(testwait.Timeout(), "least")
 	mute := sshtest.MustDial(t, addr, sshtest.Options{User: "mute", Silent: true})
-	mute.WaitOutput(5*time.Second, "\x1b]11;?")
+	mute.WaitOutput(testwait.Timeout(), "\x1b]11;?")
 
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -385,12 +386,12 @@ func TestShutdown(t *testing.T) {
 		if err != nil {
 			t.Errorf("Serve after Shutdown: %v", err)
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(testwait.Timeout()):
 		t.Fatalf("Serve did not return after Shutdown")
 	}
 
 	for _, c := range []*sshtest.Client{alice, tiny, mute} {
-		if code := c.WaitExit(5 * time.Second); code != 0 {
+		if code := c.WaitExit(testwait.Timeout()); code != 0 {
 			t.Errorf("exit status %d after the room closed, want 0", code)
 		}
 		if out := c.Output(); !strings.Contains(out, "The presenter closed the room") {
@@ -440,10 +441,10 @@ func TestShutdownStuckModel(t *testing.T) {
 	go func() { _ = s.Serve(context.Background()) }()
 	alice := sshtest.MustDial(t, s.Addr().String(), sshtest.Options{User: "alice"})
 	bob := sshtest.MustDial(t, s.Addr().String(), sshtest.Options{User: "bob"})
-	alice.WaitScreen(5*time.Second, "probe user=alice")
-	bob.WaitScreen(5*time.Second, "probe user=bob")
+	alice.WaitScreen(testwait.Timeout(), "probe user=alice")
+	bob.WaitScreen(testwait.Timeout(), "probe user=bob")
 	alice.Press("x")
-	rec.waitStuck(t, "alice", 5*time.Second)
+	rec.waitStuck(t, "alice", testwait.Timeout())
 
 	start := time.Now()
 	err = s.Shutdown(context.Background())
@@ -454,12 +455,12 @@ func TestShutdownStuckModel(t *testing.T) {
 	if took > 4*time.Second {
 		t.Errorf("Shutdown took %s with a 3 s timeout", took)
 	}
-	if code := bob.WaitExit(5 * time.Second); code != 0 {
+	if code := bob.WaitExit(testwait.Timeout()); code != 0 {
 		t.Errorf("bob's exit status %d, want 0", code)
 	}
 	rec.waitCleaned(t, "bob", 1, time.Second)
 	rec.waitCleaned(t, "alice", 1, time.Second)
-	alice.WaitGone(5 * time.Second)
+	alice.WaitGone(testwait.Timeout())
 }
 
 // TestKilledClientRunsCleanup: a client whose TCP connection vanishes
@@ -470,18 +471,18 @@ func TestKilledClientRunsCleanup(t *testing.T) {
 	s := startRoom(t, Config{}, rec.app)
 	alice := sshtest.MustDial(t, s.Addr().String(), sshtest.Options{User: "alice"})
 	bob := sshtest.MustDial(t, s.Addr().String(), sshtest.Options{User: "bob"})
-	alice.WaitScreen(5*time.Second, "probe user=alice")
-	bob.WaitScreen(5*time.Second, "probe user=bob")
+	alice.WaitScreen(testwait.Timeout(), "probe user=alice")
+	bob.WaitScreen(testwait.Timeout(), "probe user=bob")
 
 	alice.Kill()
-	rec.waitCleaned(t, "alice", 1, 5*time.Second)
-	for end := time.Now().Add(5 * time.Second); len(s.Attendees()) != 1; time.Sleep(20 * time.Millisecond) {
+	rec.waitCleaned(t, "alice", 1, testwait.Timeout())
+	for end := time.Now().Add(testwait.Timeout()); len(s.Attendees()) != 1; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(end) {
 			t.Fatalf("alice is still an attendee: %+v", s.Attendees())
 		}
 	}
 	bob.Press("+")
-	bob.WaitScreen(5*time.Second, "count=1")
+	bob.WaitScreen(testwait.Timeout(), "count=1")
 }
 
 // TestBroadcast: Broadcast never waits for a stuck session, reaches the
@@ -492,10 +493,10 @@ func TestBroadcast(t *testing.T) {
 	s := startRoom(t, Config{}, rec.app)
 	alice := sshtest.MustDial(t, s.Addr().String(), sshtest.Options{User: "alice"})
 	bob := sshtest.MustDial(t, s.Addr().String(), sshtest.Options{User: "bob"})
-	alice.WaitScreen(5*time.Second, "probe user=alice")
-	bob.WaitScreen(5*time.Second, "probe user=bob")
+	alice.WaitScreen(testwait.Timeout(), "probe user=alice")
+	bob.WaitScreen(testwait.Timeout(), "probe user=bob")
 	bob.Press("x") // bob's model is stuck in Update
-	rec.waitStuck(t, "bob", 5*time.Second)
+	rec.waitStuck(t, "bob", testwait.Timeout())
 
 	start := time.Now()
 	for i := range 1000 {
@@ -504,7 +505,7 @@ func TestBroadcast(t *testing.T) {
 	if took := time.Since(start); took > time.Second {
 		t.Errorf("1000 broadcasts took %s with a stuck session", took)
 	}
-	alice.WaitScreen(5*time.Second, "note=n999")
+	alice.WaitScreen(testwait.Timeout(), "note=n999")
 	var dropped int
 	for _, a := range s.Attendees() {
 		if a.User == "bob" {
@@ -516,18 +517,18 @@ func TestBroadcast(t *testing.T) {
 	}
 
 	close(rec.release)
-	bob.WaitScreen(5*time.Second, "note=n999")
+	bob.WaitScreen(testwait.Timeout(), "note=n999")
 	rec.release = make(chan struct{})
 
 	bob.Press("q")
-	bob.WaitExit(5 * time.Second)
-	rec.waitCleaned(t, "bob", 1, 5*time.Second)
+	bob.WaitExit(testwait.Timeout())
+	rec.waitCleaned(t, "bob", 1, testwait.Timeout())
 	rec.mu.Lock()
 	ended := rec.sessions["bob"]
 	rec.mu.Unlock()
 	ended.Inbox.Push(noteMsg("late"))
 	s.Broadcast(noteMsg("later"))
-	alice.WaitScreen(5*time.Second, "note=later")
+	alice.WaitScreen(testwait.Timeout(), "note=later")
 }
 
 // TestHostKeyReused: the host key is made once, kept private, and the same
@@ -593,7 +594,7 @@ func TestHostileUserName(t *testing.T) {
 	rec := newRecorder()
 	s := startRoom(t, Config{}, rec.app)
 	eve := sshtest.MustDial(t, s.Addr().String(), sshtest.Options{User: "\x1b[2J\x1b]0;pwned\x07eve"})
-	eve.WaitScreen(5*time.Second, "user=[2J]0;pwnedeve")
+	eve.WaitScreen(testwait.Timeout(), "user=[2J]0;pwnedeve")
 	if got := s.Attendees(); len(got) != 1 || got[0].User != "[2J]0;pwnedeve" {
 		t.Errorf("Attendees() = %+v", got)
 	}

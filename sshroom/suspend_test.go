@@ -12,8 +12,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
-	"time"
 
+	"github.com/leaserace/leaserace/internal/testwait"
 	"github.com/leaserace/leaserace/sshroom/sshtest"
 )
 
@@ -59,23 +59,23 @@ func TestSuspendKeyIsHarmless(t *testing.T) {
 
 	alice := sshtest.MustDial(t, addr, sshtest.Options{User: "alice"})
 	bob := sshtest.MustDial(t, addr, sshtest.Options{User: "bob"})
-	alice.WaitScreen(5*time.Second, "probe user=alice")
-	bob.WaitScreen(5*time.Second, "probe user=bob")
+	alice.WaitScreen(testwait.Timeout(), "probe user=alice")
+	bob.WaitScreen(testwait.Timeout(), "probe user=bob")
 	// The probe answers Ctrl-Z and z with tea.Suspend, then counts on
 	// screen once the program has handled it: no pause needed.
 	alice.Press("\x1a")
-	alice.WaitScreen(5*time.Second, "suspends=1")
+	alice.WaitScreen(testwait.Timeout(), "suspends=1")
 	alice.Press("z")
-	alice.WaitScreen(5*time.Second, "suspends=2")
+	alice.WaitScreen(testwait.Timeout(), "suspends=2")
 	alice.Press("+")
-	alice.WaitScreen(5*time.Second, "count=1")
+	alice.WaitScreen(testwait.Timeout(), "count=1")
 
 	alice.Press("\x03") // Ctrl-C: the probe quits
-	if code := alice.WaitExit(5 * time.Second); code != 0 {
+	if code := alice.WaitExit(testwait.Timeout()); code != 0 {
 		t.Errorf("alice's exit status after Ctrl-C: %d, want 0", code)
 	}
 	bob.Press("+")
-	bob.WaitScreen(5*time.Second, "count=1")
+	bob.WaitScreen(testwait.Timeout(), "count=1")
 
 	_ = stdin.Close()
 	var report string

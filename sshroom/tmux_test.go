@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/leaserace/leaserace/internal/testwait"
 )
 
 // TestOpenSSHInTmux: the real OpenSSH client, in a real terminal (tmux),
@@ -58,7 +60,11 @@ func TestOpenSSHInTmux(t *testing.T) {
 				return
 			}
 			if time.Now().After(end) {
-				t.Fatalf("the tmux pane never showed %q within %s; it shows:\n%s", want, d, scr)
+				// Where a size went missing: the pane's own size is what
+				// OpenSSH was told, Attendees what the room heard.
+				pane, _ := tmux("display-message", "-p", "-t", "room", "#{pane_width}x#{pane_height}")
+				t.Fatalf("the tmux pane never showed %q within %s (the pane is %s, the room has %+v); it shows:\n%s",
+					want, d, strings.TrimSpace(pane), s.Attendees(), scr)
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
@@ -70,25 +76,27 @@ func TestOpenSSHInTmux(t *testing.T) {
 		}
 	}
 
-	waitScreen(15*time.Second, "probe user=alice", "size=100x30", "count=0")
+	// The first screen waits on tmux starting and OpenSSH connecting,
+	// key exchange and all, on top of the room: twice the usual wait.
+	waitScreen(2*testwait.Timeout(), "probe user=alice", "size=100x30", "count=0")
 	keys("+", "+")
-	waitScreen(5*time.Second, "count=2")
+	waitScreen(testwait.Timeout(), "count=2")
 	if out, err := tmux("resize-window", "-t", "room", "-x", "90", "-y", "25"); err != nil {
 		t.Fatalf("resize-window: %v %s", err, out)
 	}
-	waitScreen(5*time.Second, "size=90x25", "count=2")
+	waitScreen(testwait.Timeout(), "size=90x25", "count=2")
 	if out, err := tmux("resize-window", "-t", "room", "-x", "30", "-y", "10"); err != nil {
 		t.Fatalf("resize-window: %v %s", err, out)
 	}
-	waitScreen(5*time.Second, "at least 40x12")
+	waitScreen(testwait.Timeout(), "at least 40x12")
 	if out, err := tmux("resize-window", "-t", "room", "-x", "100", "-y", "30"); err != nil {
 		t.Fatalf("resize-window: %v %s", err, out)
 	}
-	waitScreen(5*time.Second, "size=100x30", "count=2")
+	waitScreen(testwait.Timeout(), "size=100x30", "count=2")
 	if got := s.Attendees(); len(got) != 1 || got[0].User != "alice" || got[0].Width != 100 {
 		t.Errorf("Attendees() = %+v, want alice at 100 columns", got)
 	}
 	keys("q")
-	waitScreen(10*time.Second, "EXIT=0")
-	rec.waitCleaned(t, "alice", 1, 5*time.Second)
+	waitScreen(testwait.Timeout(), "EXIT=0")
+	rec.waitCleaned(t, "alice", 1, testwait.Timeout())
 }

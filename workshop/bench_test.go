@@ -176,7 +176,9 @@ func BenchmarkRoom(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		// Shutdown ends every session and drops every schema the room
+		// made: twice the usual wait.
+		ctx, cancel := context.WithTimeout(context.Background(), 2*pgtest.WaitTimeout())
 		defer cancel()
 		if err := r.Shutdown(ctx); err != nil {
 			b.Errorf("Shutdown: %v", err)
@@ -256,13 +258,16 @@ func BenchmarkRoom(b *testing.B) {
 		}
 		return len(r.Attendees()), seats, schemas
 	}
-	for end := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+	// Every attendee's session ends and drops its run's schemas and its
+	// seat, all of them at once: three times the usual wait.
+	limit := 3 * pgtest.WaitTimeout()
+	for end := time.Now().Add(limit); ; time.Sleep(100 * time.Millisecond) {
 		sessions, seats, schemas := left()
 		if sessions == 0 && seats == 0 && len(schemas) == 0 {
 			break
 		}
 		if time.Now().After(end) {
-			b.Errorf("30 s after every attendee disconnected: %d sessions, %d seats and %d run schemas left", sessions, seats, len(schemas))
+			b.Errorf("%s after every attendee disconnected: %d sessions, %d seats and %d run schemas left", limit, sessions, seats, len(schemas))
 			break
 		}
 	}
@@ -577,7 +582,9 @@ func dialBot(t *testing.T, addr, name string) (*bot, error) {
 		return nil, err
 	}
 	bt.c = c
-	if _, err := c.Await(30*time.Second, "renewal-race", event(0)); err != nil {
+	// Every bot joins at once, each making its run in PostgreSQL: three
+	// times the usual wait.
+	if _, err := c.Await(3*pgtest.WaitTimeout(), "renewal-race", event(0)); err != nil {
 		return nil, err
 	}
 	return bt, nil

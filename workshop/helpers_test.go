@@ -93,7 +93,9 @@ func serve(t testing.TB, d db, cfg workshop.Config) *workshop.Room {
 		t.Fatalf("workshop.Start: %v", err)
 	}
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		// Shutdown ends every session and drops every schema the room
+		// made: twice the usual wait.
+		ctx, cancel := context.WithTimeout(context.Background(), 2*pgtest.WaitTimeout())
 		defer cancel()
 		if err := r.Shutdown(ctx); err != nil {
 			t.Errorf("Shutdown: %v", err)
@@ -115,7 +117,9 @@ func (w testWriter) Write(p []byte) (int, error) {
 func attend(t testing.TB, r *workshop.Room, user string) *sshtest.Client {
 	t.Helper()
 	c := sshtest.MustDial(t, r.Addr().String(), sshtest.Options{User: user, Width: 120, Height: 40})
-	c.WaitScreen(20*time.Second, "renewal-race", "following the presenter")
+	// The first frame waits on the attendee's seat and run being made in
+	// PostgreSQL (schemas and all): twice the usual wait.
+	c.WaitScreen(2*pgtest.WaitTimeout(), "renewal-race", "following the presenter")
 	return c
 }
 
@@ -155,11 +159,14 @@ func present(t testing.TB, d db, room string) *presenter {
 	}()
 	t.Cleanup(func() {
 		_, _ = pw.Write([]byte("q"))
+		// Quitting closes the presenter's store and its connections:
+		// twice the usual wait.
+		limit := 2 * pgtest.WaitTimeout()
 		select {
 		case <-p.done:
-		case <-time.After(15 * time.Second):
+		case <-time.After(limit):
 			cancel()
-			t.Errorf("the presenter did not quit within 15 s of q")
+			t.Errorf("the presenter did not quit within %s of q", limit)
 			<-p.done
 		}
 		cancel()
@@ -167,7 +174,9 @@ func present(t testing.TB, d db, room string) *presenter {
 		// ends only when the pipe does (else goleak counts it).
 		_ = pw.Close()
 	})
-	p.waitScreen(30*time.Second, "presenting")
+	// The presenter's first screen waits on it opening the room in
+	// PostgreSQL: three times the usual wait.
+	p.waitScreen(3*pgtest.WaitTimeout(), "presenting")
 	return p
 }
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/leaserace/leaserace/engine/pgtest"
 	"github.com/leaserace/leaserace/workshop"
 )
 
@@ -28,7 +29,7 @@ func TestSlowRoomDelaysReports(t *testing.T) {
 		}
 		return p
 	}
-	waitFor(t, 10*time.Second, "ada's seat at event 0", func() bool { return pos() == 0 })
+	waitFor(t, pgtest.WaitTimeout(), "ada's seat at event 0", func() bool { return pos() == 0 })
 
 	lock, err := pgx.Connect(ctx, d.dsn)
 	if err != nil {
@@ -46,7 +47,7 @@ func TestSlowRoomDelaysReports(t *testing.T) {
 	}
 
 	c.Press("l")
-	c.WaitScreen(10*time.Second, event(1))
+	c.WaitScreen(pgtest.WaitTimeout(), event(1))
 	// The report is stuck on the lock: wait until it has been for longer
 	// than the old give-up, by the server's clock, stepping on meanwhile.
 	blocked := func(atLeast string) bool {
@@ -59,12 +60,14 @@ func TestSlowRoomDelaysReports(t *testing.T) {
 		}
 		return n > 0
 	}
-	waitFor(t, 10*time.Second, "a report waiting on the lock", func() bool { return blocked("0 s") })
+	waitFor(t, pgtest.WaitTimeout(), "a report waiting on the lock", func() bool { return blocked("0 s") })
 	c.Press("l")
-	c.WaitScreen(10*time.Second, event(2))
+	c.WaitScreen(pgtest.WaitTimeout(), event(2))
 	c.Press("l")
-	c.WaitScreen(10*time.Second, event(3))
-	waitFor(t, 20*time.Second, "a report waiting on the lock for 6 s", func() bool { return blocked("6 s") })
+	c.WaitScreen(pgtest.WaitTimeout(), event(3))
+	// The report must wait 6 s on the lock before this holds: twice the
+	// usual wait.
+	waitFor(t, 2*pgtest.WaitTimeout(), "a report waiting on the lock for 6 s", func() bool { return blocked("6 s") })
 	if p := pos(); p != 0 {
 		t.Fatalf("the board moved to %d while its table was locked", p)
 	}
@@ -72,11 +75,13 @@ func TestSlowRoomDelaysReports(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	waitFor(t, 20*time.Second, "ada's newest position on the board", func() bool { return pos() == 3 })
+	// Once the lock goes, the report stuck on it lands, then the newest
+	// position in a try of its own: twice the usual wait.
+	waitFor(t, 2*pgtest.WaitTimeout(), "ada's newest position on the board", func() bool { return pos() == 3 })
 	// The board row commits before the queue counts the report as landed:
 	// wait for the queue to say so too, then judge its figures.
-	waitFor(t, 10*time.Second, "the report queue to drain", func() bool { return r.Backlog().Waiting == 0 })
-	c.WaitScreen(5*time.Second, event(3))
+	waitFor(t, pgtest.WaitTimeout(), "the report queue to drain", func() bool { return r.Backlog().Waiting == 0 })
+	c.WaitScreen(pgtest.WaitTimeout(), event(3))
 	for _, bad := range []string{"did not take", "has not taken"} {
 		if strings.Contains(c.Output(), bad) {
 			t.Errorf("the attendee's screen said the room %s a report:\n%s", bad, c.Screen())

@@ -179,7 +179,9 @@ func TestSeatBatcherSendsWhatWaitsTogether(t *testing.T) {
 	waitLocked(t, ctx, tx)
 	pending := func(want int) {
 		t.Helper()
-		for end := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		// Tens of goroutines each start a report, on a machine that may be
+		// loaded: three times the usual wait.
+		for end := time.Now().Add(3 * pgtest.WaitTimeout()); ; time.Sleep(10 * time.Millisecond) {
 			b.mu.Lock()
 			k := len(b.pending)
 			b.mu.Unlock()
@@ -229,7 +231,10 @@ func TestSeatBatcherSendsWhatWaitsTogether(t *testing.T) {
 // waitLocked waits until a report waits on the lock tx holds.
 func waitLocked(t *testing.T, ctx context.Context, tx pgx.Tx) {
 	t.Helper()
-	for end := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+	// The report may first need a new connection to PostgreSQL before it
+	// waits on the lock: three times the usual wait.
+	limit := 3 * pgtest.WaitTimeout()
+	for end := time.Now().Add(limit); ; time.Sleep(10 * time.Millisecond) {
 		var k int
 		if err := tx.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()").Scan(&k); err != nil {
 			t.Fatal(err)
@@ -238,7 +243,7 @@ func waitLocked(t *testing.T, ctx context.Context, tx pgx.Tx) {
 			return
 		}
 		if time.Now().After(end) {
-			t.Fatal("no report waited on the lock within 30 s")
+			t.Fatalf("no report waited on the lock within %s", limit)
 		}
 	}
 }

@@ -40,11 +40,11 @@ func TestAttendeesStepIndependently(t *testing.T) {
 	// Watch pg_stat_activity from a connection of its own while alice steps.
 	seen := watchAppNames(t, d)
 	alice.Press("l")
-	alice.WaitScreen(10*time.Second, event(1))
+	alice.WaitScreen(pgtest.WaitTimeout(), event(1))
 	alice.Press("l")
-	alice.WaitScreen(10*time.Second, event(2))
+	alice.WaitScreen(pgtest.WaitTimeout(), event(2))
 	alice.Press("l")
-	alice.WaitScreen(10*time.Second, event(3), "B acquire", "UPDATE 1")
+	alice.WaitScreen(pgtest.WaitTimeout(), event(3), "B acquire", "UPDATE 1")
 	names := seen()
 
 	if got, want := d.lease(t, aliceRun), (lease{owner: "B", fence: 2}); got != want {
@@ -58,7 +58,7 @@ func TestAttendeesStepIndependently(t *testing.T) {
 	}
 
 	bob.Press("l")
-	bob.WaitScreen(10*time.Second, event(1))
+	bob.WaitScreen(pgtest.WaitTimeout(), event(1))
 	// Not a pause: the board has bob's step, and alice's program handles a
 	// key of hers after it (full help on); only then is her unchanged
 	// screen evidence that bob's step did not move her.
@@ -197,14 +197,14 @@ func TestFollowThePresenter(t *testing.T) {
 	bob := attend(t, r, "bob")
 
 	p.press("l")
-	alice.WaitScreen(10*time.Second, event(1), "following the presenter")
-	bob.WaitScreen(10*time.Second, event(1))
+	alice.WaitScreen(pgtest.WaitTimeout(), event(1), "following the presenter")
+	bob.WaitScreen(pgtest.WaitTimeout(), event(1))
 
 	alice.Press("F")
-	alice.WaitScreen(5*time.Second, "on your own")
+	alice.WaitScreen(pgtest.WaitTimeout(), "on your own")
 	p.press("l")
 	p.press("l")
-	bob.WaitScreen(10*time.Second, event(3), "B acquire")
+	bob.WaitScreen(pgtest.WaitTimeout(), event(3), "B acquire")
 	// Not a pause: bob, following, has both steps, and alice's program
 	// handles a key of hers after that (full help on, then off again).
 	alice.Press("?")
@@ -215,24 +215,24 @@ func TestFollowThePresenter(t *testing.T) {
 	if got, want := d.lease(t, aliceRun), (lease{owner: "A", fence: 1}); got != want {
 		t.Errorf("alice's lease while on her own: %+v, want %+v (untouched)", got, want)
 	}
-	waitFor(t, 5*time.Second, "the board showing alice on her own", func() bool {
+	waitFor(t, pgtest.WaitTimeout(), "the board showing alice on her own", func() bool {
 		return seatOf(t, r.Store(), "alice").Following == false
 	})
 
 	alice.Press("F")
-	alice.WaitScreen(10*time.Second, "following the presenter", event(3), "B acquire")
+	alice.WaitScreen(pgtest.WaitTimeout(), "following the presenter", event(3), "B acquire")
 	if got, want := d.lease(t, aliceRun), (lease{owner: "B", fence: 2}); got != want {
 		t.Errorf("alice's lease after rejoining: %+v, want %+v", got, want)
 	}
 
 	// On her own again; the presenter's push brings her along anyway.
 	alice.Press("F")
-	alice.WaitScreen(5*time.Second, "on your own")
+	alice.WaitScreen(pgtest.WaitTimeout(), "on your own")
 	p.press("l")
-	bob.WaitScreen(10*time.Second, event(4))
+	bob.WaitScreen(pgtest.WaitTimeout(), event(4))
 	p.press("P")
-	alice.WaitScreen(10*time.Second, event(4), "following the presenter")
-	waitFor(t, 5*time.Second, "the board showing alice following at event 4", func() bool {
+	alice.WaitScreen(pgtest.WaitTimeout(), event(4), "following the presenter")
+	waitFor(t, pgtest.WaitTimeout(), "the board showing alice following at event 4", func() bool {
 		s := seatOf(t, r.Store(), "alice")
 		return s.Following && s.Pos == 4
 	})
@@ -261,16 +261,16 @@ func TestVoteReachesTheBoard(t *testing.T) {
 	p := present(t, d, "vote")
 	alice := attend(t, r, "alice")
 	alice.Press("F") // on her own, so only her keys move her run
-	alice.WaitScreen(5*time.Second, "on your own")
+	alice.WaitScreen(pgtest.WaitTimeout(), "on your own")
 	alice.Press("llll")
-	alice.WaitScreen(10*time.Second, event(4))
+	alice.WaitScreen(pgtest.WaitTimeout(), event(4))
 	alice.Press("l")
-	alice.WaitScreen(10*time.Second, "What will PostgreSQL answer?")
+	alice.WaitScreen(pgtest.WaitTimeout(), "What will PostgreSQL answer?")
 	alice.Press("1")
-	alice.WaitScreen(10*time.Second, event(5), "UPDATE 1")
+	alice.WaitScreen(pgtest.WaitTimeout(), event(5), "UPDATE 1")
 
 	question := "renewal-race@1075: A's heartbeat, sent before the expiry, arrives after B took over. What will PostgreSQL answer?"
-	waitFor(t, 5*time.Second, "alice's vote on the board", func() bool {
+	waitFor(t, pgtest.WaitTimeout(), "alice's vote on the board", func() bool {
 		b, err := r.Store().Board(testCtx(t))
 		if err != nil {
 			t.Fatal(err)
@@ -278,7 +278,7 @@ func TestVoteReachesTheBoard(t *testing.T) {
 		return b.Votes[question]["UPDATE 1"] == 1
 	})
 	p.press("b")
-	p.waitScreen(10*time.Second, "Votes", "UPDATE 1 1")
+	p.waitScreen(pgtest.WaitTimeout(), "Votes", "UPDATE 1 1")
 }
 
 // TestOddClientsDisturbNobody: a terminal that never answers the colour
@@ -296,28 +296,28 @@ func TestOddClientsDisturbNobody(t *testing.T) {
 	alice := attend(t, r, "alice")
 
 	p.press("l")
-	alice.WaitScreen(10*time.Second, event(1))
+	alice.WaitScreen(pgtest.WaitTimeout(), event(1))
 	alice.Press("F")
 	alice.Press("ll")
-	alice.WaitScreen(10*time.Second, event(3))
+	alice.WaitScreen(pgtest.WaitTimeout(), event(3))
 
-	if code := script.WaitExit(10 * time.Second); code != 1 {
+	if code := script.WaitExit(pgtest.WaitTimeout()); code != 1 {
 		t.Errorf("the client without a PTY: exit %d, want 1", code)
 	}
 	if e := script.Stderr(); strings.Count(e, "\n") != 1 || !strings.Contains(e, "needs a terminal") {
 		t.Errorf("the client without a PTY was told %q, want one line saying a terminal is needed", e)
 	}
-	tiny.WaitScreen(10*time.Second, "Make the")
+	tiny.WaitScreen(pgtest.WaitTimeout(), "Make the")
 	if scr := sshtest.Flat(tiny.Screen()); !strings.Contains(scr, "least 60x16") {
 		t.Errorf("the 10x5 window shows %q, want the size gate", scr)
 	}
 	// The silent terminal gets its frame once its query gives up, and
 	// follows like anyone.
-	mute.WaitScreen(10*time.Second, "renewal-race", event(1))
+	mute.WaitScreen(pgtest.WaitTimeout(), "renewal-race", event(1))
 	p.press("l")
-	mute.WaitScreen(10*time.Second, event(2))
+	mute.WaitScreen(pgtest.WaitTimeout(), event(2))
 	tiny.Resize(120, 40)
-	tiny.WaitScreen(10*time.Second, "renewal-race", event(2))
+	tiny.WaitScreen(pgtest.WaitTimeout(), "renewal-race", event(2))
 	if scr := alice.Screen(); !strings.Contains(scr, event(3)) {
 		t.Errorf("alice, on her own, moved with the presenter:\n%s", scr)
 	}
@@ -341,14 +341,14 @@ func TestTwoServersOneRoom(t *testing.T) {
 	bob := attend(t, r2, "bob")
 
 	p.press("lll")
-	alice.WaitScreen(10*time.Second, event(3), "B acquire")
-	bob.WaitScreen(10*time.Second, event(3), "B acquire")
+	alice.WaitScreen(pgtest.WaitTimeout(), event(3), "B acquire")
+	bob.WaitScreen(pgtest.WaitTimeout(), event(3), "B acquire")
 	p.press("h")
-	alice.WaitScreen(10*time.Second, event(2))
-	bob.WaitScreen(10*time.Second, event(2))
+	alice.WaitScreen(pgtest.WaitTimeout(), event(2))
+	bob.WaitScreen(pgtest.WaitTimeout(), event(2))
 
 	servers := map[string]string{}
-	waitFor(t, 5*time.Second, "both attendees on the board at event 2", func() bool {
+	waitFor(t, pgtest.WaitTimeout(), "both attendees on the board at event 2", func() bool {
 		b, err := r2.Store().Board(testCtx(t))
 		if err != nil {
 			t.Fatal(err)
@@ -366,7 +366,7 @@ func TestTwoServersOneRoom(t *testing.T) {
 		t.Errorf("the board puts alice on %q and bob on %q, want %q and %q", servers["alice"], servers["bob"], r1.Server(), r2.Server())
 	}
 	p.press("b")
-	p.waitScreen(10*time.Second, "Room shared: 2 attendees")
+	p.waitScreen(pgtest.WaitTimeout(), "Room shared: 2 attendees")
 }
 
 // TestVanishedClientLeavesNothing: an attendee whose connection drops
@@ -386,7 +386,7 @@ func TestVanishedClientLeavesNothing(t *testing.T) {
 	defer stopBob()
 	_, carolRun := attendRun(t, d, r, "carol")
 	alice.Press("ll")
-	alice.WaitScreen(10*time.Second, event(2))
+	alice.WaitScreen(pgtest.WaitTimeout(), event(2))
 
 	stopAlice()
 	if err := alice.Kill(); err != nil {
@@ -402,22 +402,22 @@ func TestVanishedClientLeavesNothing(t *testing.T) {
 			return true
 		}
 	}
-	waitFor(t, 10*time.Second, "alice's run schemas dropped after her connection vanished", gone(aliceRun))
-	waitFor(t, 5*time.Second, "alice's seat gone", func() bool { return seatOf(t, r.Store(), "alice").ID == "" })
+	waitFor(t, pgtest.WaitTimeout(), "alice's run schemas dropped after her connection vanished", gone(aliceRun))
+	waitFor(t, pgtest.WaitTimeout(), "alice's seat gone", func() bool { return seatOf(t, r.Store(), "alice").ID == "" })
 
 	// bob still typing; carol says nothing and is ended by the timeout,
 	// at least 3 s after she joined: bob, typing all along, outlasts it.
 	// The session's end drops the run's schemas, then the seat, then the
 	// attendee: as for alice, each is waited for.
-	waitFor(t, 10*time.Second, "carol's run schemas dropped after the idle timeout", gone(carolRun))
-	waitFor(t, 5*time.Second, "carol's seat gone after her idle session", func() bool { return seatOf(t, r.Store(), "carol").ID == "" })
-	waitFor(t, 5*time.Second, "bob the only attendee left", func() bool {
+	waitFor(t, pgtest.WaitTimeout(), "carol's run schemas dropped after the idle timeout", gone(carolRun))
+	waitFor(t, pgtest.WaitTimeout(), "carol's seat gone after her idle session", func() bool { return seatOf(t, r.Store(), "carol").ID == "" })
+	waitFor(t, pgtest.WaitTimeout(), "bob the only attendee left", func() bool {
 		got := r.Attendees()
 		return len(got) == 1 && got[0].User == "bob"
 	})
 	stopBob()
 	bob.Press("l")
-	bob.WaitScreen(10*time.Second, event(1))
+	bob.WaitScreen(pgtest.WaitTimeout(), event(1))
 }
 
 // TestShutdownLeavesNothing: Shutdown, as SIGTERM to serve does it, tells
@@ -439,14 +439,14 @@ func TestShutdownLeavesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	alice := attend(t, r, "alice")
-	alice.WaitScreen(10*time.Second, event(2))
+	alice.WaitScreen(pgtest.WaitTimeout(), event(2))
 	bob := attend(t, r, "bob")
 	bob.Press("F")
 	bob.Press("l")
 	tiny := sshtest.MustDial(t, addr, sshtest.Options{User: "tiny", Width: 10, Height: 5})
-	tiny.WaitScreen(10*time.Second, "Make the")
+	tiny.WaitScreen(pgtest.WaitTimeout(), "Make the")
 	mute := sshtest.MustDial(t, addr, sshtest.Options{User: "mute", Silent: true})
-	mute.WaitOutput(5*time.Second, "\x1b]11;?")
+	mute.WaitOutput(pgtest.WaitTimeout(), "\x1b]11;?")
 	if n := len(d.schemas(t)); n < 2*3+2 {
 		t.Fatalf("before the shutdown only %d schemas: %v", n, d.schemas(t))
 	}
@@ -468,7 +468,7 @@ func TestShutdownLeavesNothing(t *testing.T) {
 		t.Errorf("Done is not closed after Shutdown")
 	}
 	for _, c := range []*sshtest.Client{alice, bob, tiny, mute} {
-		if code := c.WaitExit(5 * time.Second); code != 0 {
+		if code := c.WaitExit(pgtest.WaitTimeout()); code != 0 {
 			t.Errorf("exit status %d after the room closed, want 0", code)
 		}
 		if !strings.Contains(c.Output(), "The presenter closed the room") {
@@ -478,7 +478,7 @@ func TestShutdownLeavesNothing(t *testing.T) {
 	if left := d.schemas(t); len(left) != 0 {
 		t.Errorf("schemas left after Shutdown: %v", left)
 	}
-	waitFor(t, 5*time.Second, "every connection of the room closed", func() bool { return d.sessions(t) == 0 })
+	waitFor(t, pgtest.WaitTimeout(), "every connection of the room closed", func() bool { return d.sessions(t) == 0 })
 	if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
 		c.Close()
 		t.Errorf("%s still listens after Shutdown", addr)
@@ -517,5 +517,5 @@ func TestStartFailureLeavesNothing(t *testing.T) {
 	if left := d.schemas(t); len(left) != 0 {
 		t.Errorf("schemas left after failed starts: %v", left)
 	}
-	waitFor(t, 5*time.Second, "no connection left", func() bool { return d.sessions(t) == 0 })
+	waitFor(t, pgtest.WaitTimeout(), "no connection left", func() bool { return d.sessions(t) == 0 })
 }

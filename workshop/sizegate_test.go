@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/leaserace/leaserace/engine/pgtest"
 	"github.com/leaserace/leaserace/sshroom/sshtest"
 	"github.com/leaserace/leaserace/tui/screen"
 	"github.com/leaserace/leaserace/workshop"
@@ -25,7 +25,7 @@ func TestRoomGatesByTheTUIRule(t *testing.T) {
 			t.Fatalf("the TUI takes %dx%d, want it too small", sz[0], sz[1])
 		}
 		c := sshtest.MustDial(t, addr, sshtest.Options{User: fmt.Sprintf("w%dh%d", sz[0], sz[1]), Width: sz[0], Height: sz[1]})
-		c.WaitScreen(10*time.Second, "Make the")
+		c.WaitScreen(pgtest.WaitTimeout(), "Make the")
 		if scr := sshtest.Flat(c.Screen()); !strings.Contains(scr, gate) {
 			t.Errorf("the %dx%d window shows %q, want the room's gate", sz[0], sz[1], scr)
 		}
@@ -34,7 +34,9 @@ func TestRoomGatesByTheTUIRule(t *testing.T) {
 		t.Fatalf("the TUI calls its own minimum too small")
 	}
 	fits := sshtest.MustDial(t, addr, sshtest.Options{User: "fits", Width: screen.MinWidth, Height: screen.MinHeight})
-	fits.WaitScreen(20*time.Second, "renewal-race")
+	// The TUI's first frame waits on the attendee's run being made in
+	// PostgreSQL (schemas and all): twice the usual wait.
+	fits.WaitScreen(2*pgtest.WaitTimeout(), "renewal-race")
 	if scr := sshtest.Flat(fits.Screen()); strings.Contains(scr, "Make the") || strings.Contains(scr, "needs a terminal") {
 		t.Errorf("the %dx%d window is gated: %q", screen.MinWidth, screen.MinHeight, scr)
 	}

@@ -40,8 +40,11 @@ func startBehindBalancer(t *testing.T, n int, roomName string, extra ...string) 
 		args := append([]string{"serve", "--pg", "dsn", "--dsn", b.dsn, "--room", roomName,
 			"--listen", "127.0.0.1:0", "--host-key-dir", keyDir}, extra...)
 		s := startLeaserace(t, nil, args...)
-		if !s.stdout.waitFor("\n", 2*time.Minute) {
-			t.Fatalf("serve %d printed no address within 2 minutes; stderr:\n%s", i, s.stderr.String())
+		// serve starts as a process of its own and opens the room in
+		// PostgreSQL before it prints its address: twelve times the usual
+		// wait.
+		if limit := 12 * pgtest.WaitTimeout(); !s.stdout.waitFor("\n", limit) {
+			t.Fatalf("serve %d printed no address within %s; stderr:\n%s", i, limit, s.stderr.String())
 		}
 		addr := strings.TrimSpace(strings.SplitN(s.stdout.String(), "\n", 2)[0])
 		_, port, err := net.SplitHostPort(addr)
@@ -101,7 +104,10 @@ func TestServeBehindHAProxy(t *testing.T) {
 	}
 	waitBoard := func(what string, ok func(room.Board) bool) room.Board {
 		t.Helper()
-		for end := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		// The board follows sessions on two processes, and the dead
+		// process's seats only go after the room's idle bound: three times
+		// the usual wait.
+		for end := time.Now().Add(3 * pgtest.WaitTimeout()); ; time.Sleep(100 * time.Millisecond) {
 			bd := board()
 			if ok(bd) {
 				return bd
@@ -113,7 +119,11 @@ func TestServeBehindHAProxy(t *testing.T) {
 	}
 	dial := func(name string) *sshtest.Client {
 		c := sshtest.MustDial(t, b.front, sshtest.Options{User: name, Width: 120, Height: 40})
-		c.WaitScreen(60*time.Second, "renewal-race", "following the presenter")
+		// The first screen waits on SSH through HAProxy and the attendee's
+		// run being made in PostgreSQL, several attendees at once (a
+		// reconnect also waits for HAProxy to take the dead process out):
+		// six times the usual wait.
+		c.WaitScreen(6*pgtest.WaitTimeout(), "renewal-race", "following the presenter")
 		return c
 	}
 	clients := map[string]*sshtest.Client{}
@@ -140,18 +150,22 @@ func TestServeBehindHAProxy(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, c := range clients {
-		if _, err := c.Await(30*time.Second, "event 3/6"); err != nil {
+		// The lead reaches each serve process through PostgreSQL, and
+		// each attendee's run moves to event 3: three times the usual wait.
+		if _, err := c.Await(3*pgtest.WaitTimeout(), "event 3/6"); err != nil {
 			t.Fatalf("%s did not follow the lead: %v", name, err)
 		}
 	}
 	// Each answers the question before A's heartbeat arrives.
 	for _, c := range clients {
+		// A step runs in PostgreSQL, shared by two serve processes:
+		// twice the usual wait.
 		c.Press("l")
-		c.WaitScreen(20*time.Second, "event 4/6")
+		c.WaitScreen(2*pgtest.WaitTimeout(), "event 4/6")
 		c.Press("l")
-		c.WaitScreen(20*time.Second, "esc skips the question")
+		c.WaitScreen(2*pgtest.WaitTimeout(), "esc skips the question")
 		c.Press("1")
-		c.WaitScreen(20*time.Second, "event 5/6")
+		c.WaitScreen(2*pgtest.WaitTimeout(), "event 5/6")
 	}
 	bd = waitBoard(fmt.Sprintf("%d votes", n), func(bd room.Board) bool {
 		total := 0
@@ -173,7 +187,9 @@ func TestServeBehindHAProxy(t *testing.T) {
 	}
 	<-killed.done
 	for _, name := range on[0] {
-		clients[name].WaitGone(30 * time.Second)
+		// The session ends once the client sees the connection HAProxy
+		// held go: three times the usual wait.
+		clients[name].WaitGone(3 * pgtest.WaitTimeout())
 		_ = clients[name].Close()
 		// Reconnecting through the balancer lands on the live process.
 		clients[name] = dial(name)
@@ -202,5 +218,7 @@ func TestServeBehindHAProxy(t *testing.T) {
 	if err := b.serves[1].cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	b.serves[1].wait(t, 30*time.Second)
+	// serve ends its sessions and closes the room on SIGTERM: three times
+	// the usual wait.
+	b.serves[1].wait(t, 3*pgtest.WaitTimeout())
 }

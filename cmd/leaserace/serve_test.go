@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/leaserace/leaserace/cmd/leaserace/internal/cli"
+	"github.com/leaserace/leaserace/engine/pgtest"
 	"github.com/leaserace/leaserace/sshroom"
 	gossh "golang.org/x/crypto/ssh"
 )
@@ -38,14 +39,17 @@ func TestServeOverOpenSSHInTmux(t *testing.T) {
 	tmp := localTempDir(t)
 	keyDir := filepath.Join(t.TempDir(), "hostkey")
 	s := startLeaserace(t, []string{"TMPDIR=" + tmp}, "serve", "--pg", "local", "--listen", "127.0.0.1:0", "--host-key-dir", keyDir)
-	// The address alone is the first line of standard output.
-	if !s.stdout.waitFor("\n", 3*time.Minute) {
+	// The address alone is the first line of standard output. It follows
+	// a local cluster made and started (initdb and all): eighteen times
+	// the usual wait.
+	startLimit := 18 * pgtest.WaitTimeout()
+	if !s.stdout.waitFor("\n", startLimit) {
 		select {
 		case <-s.done:
 			skipWithoutLocal(t, s.cmd.ProcessState.ExitCode(), s.stderr.String())
 		default:
 		}
-		t.Fatalf("serve printed no address within 3 minutes; stderr:\n%s", s.stderr.String())
+		t.Fatalf("serve printed no address within %s; stderr:\n%s", startLimit, s.stderr.String())
 	}
 	addr := strings.TrimSpace(strings.SplitN(s.stdout.String(), "\n", 2)[0])
 	host, port, err := net.SplitHostPort(addr)
@@ -110,12 +114,14 @@ func TestServeOverOpenSSHInTmux(t *testing.T) {
 		}
 	}
 
-	wait("alice", 30*time.Second, "renewal-race", "event 0/6", "following the presenter")
-	wait("bob", 30*time.Second, "renewal-race", "event 0/6", "following the presenter")
+	// The first screen waits on OpenSSH connecting and the attendee's run
+	// being made in PostgreSQL: three times the usual wait.
+	wait("alice", 3*pgtest.WaitTimeout(), "renewal-race", "event 0/6", "following the presenter")
+	wait("bob", 3*pgtest.WaitTimeout(), "renewal-race", "event 0/6", "following the presenter")
 	keys("alice", "Right")
-	wait("alice", 10*time.Second, "event 1/6", "A heartbeat.send hb1")
+	wait("alice", pgtest.WaitTimeout(), "event 1/6", "A heartbeat.send hb1")
 	keys("alice", "l", "l")
-	wait("alice", 10*time.Second, "event 3/6", "B acquire", "UPDATE 1", "owner         B (was A)")
+	wait("alice", pgtest.WaitTimeout(), "event 3/6", "B acquire", "UPDATE 1", "owner         B (was A)")
 	if scr := pane("bob"); !strings.Contains(scr, "event 0/6") || !strings.Contains(scr, "No statement yet") {
 		t.Errorf("alice's steps reached bob's terminal:\n%s", scr)
 	}
@@ -123,7 +129,7 @@ func TestServeOverOpenSSHInTmux(t *testing.T) {
 	// that proves his session has moved past them: had any of hers reached
 	// him, his step would land on event 4/6, not 1/6.
 	keys("bob", "l")
-	wait("bob", 10*time.Second, "event 1/6", "A heartbeat.send hb1")
+	wait("bob", pgtest.WaitTimeout(), "event 1/6", "A heartbeat.send hb1")
 	if scr := pane("alice"); !strings.Contains(scr, "event 3/6") {
 		t.Errorf("bob's step reached alice's terminal:\n%s", scr)
 	}
@@ -132,7 +138,9 @@ func TestServeOverOpenSSHInTmux(t *testing.T) {
 	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	code := s.wait(t, 30*time.Second)
+	// serve stops its local cluster before it exits: three times the
+	// usual wait (how long it took is checked below).
+	code := s.wait(t, 3*pgtest.WaitTimeout())
 	took := time.Since(start)
 	t.Logf("serve exited %d, %s after SIGTERM; stderr:\n%s", code, took, s.stderr.String())
 	if code != cli.ExitTerm {
@@ -142,7 +150,7 @@ func TestServeOverOpenSSHInTmux(t *testing.T) {
 		t.Errorf("serve took %s to stop after SIGTERM, want at most 10 s", took)
 	}
 	for _, who := range []string{"alice", "bob"} {
-		wait(who, 10*time.Second, "The presenter closed the room. Thank you for joining!", "EXIT=0")
+		wait(who, pgtest.WaitTimeout(), "The presenter closed the room. Thank you for joining!", "EXIT=0")
 	}
 	if !strings.Contains(s.stderr.String(), "terminated; everything leaserace started has been stopped") {
 		t.Errorf("stderr does not say serve was terminated:\n%s", s.stderr.String())

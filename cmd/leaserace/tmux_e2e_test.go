@@ -103,9 +103,14 @@ func TestTmuxEndToEnd(t *testing.T) {
 	s, status := tmuxStart(t, 120, 40, built.path, "--scenario", "renewal-race", "--at", "1075", "--renewal", "blind", "--fencing", "off",
 		"--pg", "dsn", "--dsn", dsn, "--export-dir", exportDir)
 
-	s.waitScreen("UPDATE 1", time.Minute)
+	// The first screen waits on the binary starting and building its run
+	// in PostgreSQL, beside the other parallel tests: six times the usual
+	// wait.
+	s.waitScreen("UPDATE 1", 6*pgtest.WaitTimeout())
 	s.keys("r")
-	s.waitScreen("UPDATE 0", 30*time.Second)
+	// r rebuilds the run under the other renewal: three times the usual
+	// wait.
+	s.waitScreen("UPDATE 0", 3*pgtest.WaitTimeout())
 
 	s.keys("e")
 	exported := s.waitExported(exportDir, "leaserace-renewal-race-*.json")
@@ -120,7 +125,7 @@ func TestTmuxEndToEnd(t *testing.T) {
 	if out, err := s.tmux("resize-window", "-t", "lr", "-x", "80", "-y", "24"); err != nil {
 		t.Fatalf("resize-window: %v %s", err, out)
 	}
-	small := s.waitScreen("UPDATE 0", 10*time.Second)
+	small := s.waitScreen("UPDATE 0", pgtest.WaitTimeout())
 	lines := strings.Split(strings.TrimRight(small, "\n"), "\n")
 	if len(lines) > 24 {
 		t.Errorf("at 80×24 the screen has %d lines:\n%s", len(lines), small)
@@ -173,16 +178,18 @@ func TestTmuxFaultsShownInPlace(t *testing.T) {
 	s, status := tmuxStart(t, 120, 40, "env", "TMPDIR="+tmp, "NO_COLOR=1", "LEASERACE_FAULT=resource-down@1070,panic@1080",
 		built.path, "--scenario", "renewal-race", "--renewal", "blind", "--fencing", "off", "--pg", "local", "--no-ask")
 
-	s.waitScreen("event 0/6", 2*time.Minute)
+	// The first screen waits on a local cluster made and started (initdb
+	// and all): twelve times the usual wait.
+	s.waitScreen("event 0/6", 12*pgtest.WaitTimeout())
 	s.keys("Right")
-	s.waitScreen("event 1/6", 10*time.Second)
+	s.waitScreen("event 1/6", pgtest.WaitTimeout())
 	s.keys("Right")
-	s.waitScreen("event 2/6", 10*time.Second)
+	s.waitScreen("event 2/6", pgtest.WaitTimeout())
 	s.keys("Right")
-	s.waitScreen("event 3/6", 10*time.Second)
+	s.waitScreen("event 3/6", pgtest.WaitTimeout())
 	began := time.Now()
 	s.keys("Right")
-	scr := s.waitFlat("The resource stopped answering", 10*time.Second)
+	scr := s.waitFlat("The resource stopped answering", pgtest.WaitTimeout())
 	if d := time.Since(began); d > time.Second {
 		t.Errorf("the dead resource took %s to show, want within a second", d)
 	}
@@ -190,21 +197,23 @@ func TestTmuxFaultsShownInPlace(t *testing.T) {
 		t.Errorf("the screen did not keep the last good step:\n%s", scr)
 	}
 	s.keys("R")
-	s.waitFlat("reconnected and replayed to t=1070", 30*time.Second)
+	// R reconnects and replays the run: three times the usual wait, as
+	// for the second R below.
+	s.waitFlat("reconnected and replayed to t=1070", 3*pgtest.WaitTimeout())
 	s.keys("Right")
-	s.waitScreen("event 4/6", 10*time.Second)
+	s.waitScreen("event 4/6", pgtest.WaitTimeout())
 	s.keys("Right")
-	s.waitScreen("UPDATE 1", 10*time.Second)
+	s.waitScreen("UPDATE 1", pgtest.WaitTimeout())
 
 	s.keys("Right")
-	scr = s.waitFlat("leaserace hit a bug", 10*time.Second)
+	scr = s.waitFlat("leaserace hit a bug", pgtest.WaitTimeout())
 	if !strings.Contains(flat(scr), "injected fault: panic inside the step at t=1080") || !strings.Contains(scr, "event 5/6") {
 		t.Errorf("the panic is not reported in place over the last good step:\n%s", scr)
 	}
 	s.keys("R")
-	s.waitFlat("reconnected and replayed to t=1075", 30*time.Second)
+	s.waitFlat("reconnected and replayed to t=1075", 3*pgtest.WaitTimeout())
 	s.keys("Right")
-	scr = s.waitScreen("event 6/6", 10*time.Second)
+	scr = s.waitScreen("event 6/6", pgtest.WaitTimeout())
 	if !strings.Contains(flat(scr), "2 effects / CONFLICT") {
 		t.Errorf("after both faults the race does not end in 2 effects and a conflict:\n%s", scr)
 	}
@@ -290,9 +299,11 @@ func TestTmuxPsqlBesideTheRun(t *testing.T) {
 	s, status := tmuxStart(t, 120, 40, "env", "TMPDIR="+tmp, "NO_COLOR=1",
 		built.path, "--scenario", "renewal-race", "--renewal", "blind", "--fencing", "off", "--at", "1075", "--pg", "local")
 
-	s.waitScreen("UPDATE 1", 2*time.Minute)
+	// The first screen waits on a local cluster made and started (initdb
+	// and all): twelve times the usual wait.
+	s.waitScreen("UPDATE 1", 12*pgtest.WaitTimeout())
 	s.keys("?")
-	scr := s.waitScreen("psql beside it", 10*time.Second)
+	scr := s.waitScreen("psql beside it", pgtest.WaitTimeout())
 	m := schemaOnScreen.FindStringSubmatch(scr)
 	if m == nil {
 		t.Fatalf("the full help names no schema:\n%s", scr)
@@ -308,9 +319,11 @@ func TestTmuxPsqlBesideTheRun(t *testing.T) {
 
 	// control is second in the chooser; the full help stays open.
 	s.keys("s")
-	s.waitScreen("Choose a scenario", 10*time.Second)
+	s.waitScreen("Choose a scenario", pgtest.WaitTimeout())
 	s.keys("j", "Enter")
-	scr = s.waitScreen("leaserace · control", 30*time.Second)
+	// The switch opens a new run in PostgreSQL: three times the usual
+	// wait.
+	scr = s.waitScreen("leaserace · control", 3*pgtest.WaitTimeout())
 	if m = schemaOnScreen.FindStringSubmatch(scr); m == nil {
 		t.Fatalf("after the switch the full help names no schema:\n%s", scr)
 	}

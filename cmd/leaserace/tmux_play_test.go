@@ -18,7 +18,9 @@ import (
 func menuNumber(t *testing.T, s *tmuxSession, words string) string {
 	t.Helper()
 	re := regexp.MustCompile(`(?m)^[ ▶]+([0-9]) ` + regexp.QuoteMeta(words))
-	for end := time.Now().Add(20 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+	// The menu follows the move before, run in PostgreSQL: twice the
+	// usual wait.
+	for end := time.Now().Add(2 * pgtest.WaitTimeout()); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
 		if m := re.FindStringSubmatch(s.screen()); m != nil {
 			return m[1]
 		}
@@ -33,13 +35,14 @@ func scrollTo(t *testing.T, s *tmuxSession, words string) string {
 	t.Helper()
 	re := regexp.MustCompile(`(?m)^[ ▶]+([0-9]) ` + regexp.QuoteMeta(words))
 	for range 20 {
-		if m := re.FindStringSubmatch(s.waitScreen("Your move", 20*time.Second)); m != nil {
+		// As in menuNumber: twice the usual wait.
+		if m := re.FindStringSubmatch(s.waitScreen("Your move", 2*pgtest.WaitTimeout())); m != nil {
 			return m[1]
 		}
 		if strings.Contains(s.screen(), "more below") {
 			before := s.screen()
 			s.keys("Down")
-			for end := time.Now().Add(5 * time.Second); time.Now().Before(end) && s.screen() == before; time.Sleep(20 * time.Millisecond) {
+			for end := time.Now().Add(pgtest.WaitTimeout()); time.Now().Before(end) && s.screen() == before; time.Sleep(20 * time.Millisecond) {
 			}
 			continue
 		}
@@ -59,7 +62,10 @@ func TestTmuxPlayModeReachesTheGoal(t *testing.T) {
 	dir := t.TempDir()
 	s, status := tmuxStart(t, 120, 48, built.path, "--scenario", "renewal-race", "--renewal", "blind", "--fencing", "off",
 		"--play", "--no-ask", "--pg", "dsn", "--dsn", dsn, "--export-dir", dir)
-	s.waitScreen("Your move", time.Minute)
+	// The first screen waits on the binary starting and building its run
+	// in PostgreSQL, beside the other parallel tests: six times the usual
+	// wait (so for every first screen below).
+	s.waitScreen("Your move", 6*pgtest.WaitTimeout())
 	for i, words := range []string{
 		"A sends heartbeat hb1",
 		"advance the clock to 1060",
@@ -73,10 +79,14 @@ func TestTmuxPlayModeReachesTheGoal(t *testing.T) {
 		n := menuNumber(t, s, words)
 		s.keys(n)
 		// The move ran once the header counts it; the menu on that frame
-		// is the one for the next move.
-		s.waitScreen(fmt.Sprintf("event %d/%d", i+1, i+1), 20*time.Second)
+		// is the one for the next move. A move runs in PostgreSQL: twice
+		// the usual wait (so for every move below).
+		s.waitScreen(fmt.Sprintf("event %d/%d", i+1, i+1), 2*pgtest.WaitTimeout())
 	}
-	scr := s.waitFlat("The resource accepts a stale write — reached in 8 moves", 30*time.Second)
+	// The goal's line follows the last move, with par from the session's
+	// schedule search: three times the usual wait (so for every goal
+	// below).
+	scr := s.waitFlat("The resource accepts a stale write — reached in 8 moves", 3*pgtest.WaitTimeout())
 	if !strings.Contains(flat(scr), "2 effects / CONFLICT") {
 		t.Errorf("no conflict on screen:\n%s", scr)
 	}
@@ -110,7 +120,7 @@ func TestTmuxPlayAt80x24(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	s, status := tmuxStart(t, 80, 24, built.path, "--scenario", "renewal-race", "--renewal", "blind", "--fencing", "off",
 		"--play", "--no-ask", "--pg", "dsn", "--dsn", dsn)
-	scr := s.waitScreen("Your move", time.Minute)
+	scr := s.waitScreen("Your move", 6*pgtest.WaitTimeout())
 	for _, want := range []string{"Goals under blind/off", "0 effects / safe", "↓/j choose"} {
 		if !strings.Contains(scr, want) {
 			t.Fatalf("80×24 --play opens without %q:\n%s", want, scr)
@@ -127,9 +137,9 @@ func TestTmuxPlayAt80x24(t *testing.T) {
 		"A writes its effect",
 	} {
 		s.keys(scrollTo(t, s, words))
-		s.waitScreen(fmt.Sprintf("event %d/%d", i+1, i+1), 20*time.Second)
+		s.waitScreen(fmt.Sprintf("event %d/%d", i+1, i+1), 2*pgtest.WaitTimeout())
 	}
-	scr = s.waitFlat("The resource accepts a stale write — reached in 8 moves", 30*time.Second)
+	scr = s.waitFlat("The resource accepts a stale write — reached in 8 moves", 3*pgtest.WaitTimeout())
 	for _, want := range []string{"2 effects / CONFLICT", "↓/j choose", "stale write accepted"} {
 		if !strings.Contains(flat(scr), want) {
 			t.Errorf("80×24 at the goal lacks %q:\n%s", want, scr)
@@ -151,18 +161,20 @@ func TestTmuxPausedHolderAndFencing(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	s, status := tmuxStart(t, 120, 40, built.path, "--scenario", "paused-holder", "--renewal", "compare", "--fencing", "off",
 		"--no-ask", "--pg", "dsn", "--dsn", dsn)
-	s.waitScreen("event 0/6", time.Minute)
+	s.waitScreen("event 0/6", 6*pgtest.WaitTimeout())
 	for i := 1; i <= 6; i++ {
 		s.keys("Right")
-		s.waitScreen("event "+string(rune('0'+i))+"/6", 20*time.Second)
+		s.waitScreen("event "+string(rune('0'+i))+"/6", 2*pgtest.WaitTimeout())
 	}
-	scr := s.waitFlat("2 effects / CONFLICT", 20*time.Second)
+	scr := s.waitFlat("2 effects / CONFLICT", 2*pgtest.WaitTimeout())
 	if !strings.Contains(flat(scr), "A writes on the check it made at 1050") {
 		t.Errorf("the narration does not say A wrote on its old check:\n%s", scr)
 	}
 	s.keys("f", "f") // off → strict → monotonic, at the same step
-	s.waitFlat("fencing: monotonic", 30*time.Second)
-	scr = s.waitFlat("1 effect / safe", 30*time.Second)
+	// Each f replays the run under the new fencing: three times the usual
+	// wait (so for the f below).
+	s.waitFlat("fencing: monotonic", 3*pgtest.WaitTimeout())
+	scr = s.waitFlat("1 effect / safe", 3*pgtest.WaitTimeout())
 	// The sentence wraps inside the narration's box: each part on its line.
 	for _, want := range []string{"monotonic wants the resource's highest fence accepted ≤ the write's", "fence, and 34 ≤ 33 is false: refused"} {
 		if !strings.Contains(flat(scr), want) {
@@ -187,7 +199,7 @@ func TestTmuxPlayedExportNamesItsRun(t *testing.T) {
 	dir := t.TempDir()
 	s, status := tmuxStart(t, 120, 48, built.path, "--scenario", "paused-holder", "--renewal", "blind", "--fencing", "off",
 		"--play", "--no-ask", "--pg", "dsn", "--dsn", dsn, "--export-dir", dir)
-	s.waitScreen("Your move", time.Minute)
+	s.waitScreen("Your move", 6*pgtest.WaitTimeout())
 	for i, words := range []string{
 		"A pauses",
 		"advance the clock to 1060",
@@ -197,14 +209,16 @@ func TestTmuxPlayedExportNamesItsRun(t *testing.T) {
 		"A writes its effect",
 	} {
 		s.keys(menuNumber(t, s, words))
-		s.waitScreen(fmt.Sprintf("event %d/%d", i+1, i+1), 20*time.Second)
+		s.waitScreen(fmt.Sprintf("event %d/%d", i+1, i+1), 2*pgtest.WaitTimeout())
 	}
-	s.waitFlat("after B wrote with 34 — reached in 6 moves (par 6)", 30*time.Second)
+	s.waitFlat("after B wrote with 34 — reached in 6 moves (par 6)", 3*pgtest.WaitTimeout())
 	s.keys("f") // fencing off → strict, the same moves replayed
-	s.waitFlat("fencing: strict", 30*time.Second)
+	s.waitFlat("fencing: strict", 3*pgtest.WaitTimeout())
 	s.keys("e")
 	exported := s.waitExported(dir, "leaserace-paused-holder-*.json")
-	scr := s.waitFlat("exported the run on screen (blind/strict, reached two-holders)", 20*time.Second)
+	// e writes the run in every format, par from the schedule search
+	// included: twice the usual wait.
+	scr := s.waitFlat("exported the run on screen (blind/strict, reached two-holders)", 2*pgtest.WaitTimeout())
 	if !strings.Contains(flat(scr), "also listed: stale-write under blind/off") {
 		t.Errorf("the status should name the goal reached under the other setting:\n%s", scr)
 	}
@@ -269,12 +283,13 @@ func TestTmuxPlayedExportNamesItsRun(t *testing.T) {
 	}
 }
 
-// waitExported waits up to 30 s for e's transcript to appear in dir as a
-// file matching glob and returns its path; it fails the test, with the
-// screen, if none does.
+// waitExported waits for e's transcript to appear in dir as a file
+// matching glob and returns its path; it fails the test, with the screen,
+// if none does. e writes every format, par from the schedule search
+// included: three times the usual wait.
 func (s *tmuxSession) waitExported(dir, glob string) string {
 	s.t.Helper()
-	for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+	for end := time.Now().Add(3 * pgtest.WaitTimeout()); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
 		if m, _ := filepath.Glob(filepath.Join(dir, glob)); len(m) > 0 {
 			return m[0]
 		}

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leaserace/leaserace/internal/testwait"
 	gossh "golang.org/x/crypto/ssh"
 )
 
@@ -88,7 +89,7 @@ func Dial(t testing.TB, addr string, o Options) (*Client, error) {
 	cfg := &gossh.ClientConfig{
 		User:            o.User,
 		HostKeyCallback: gossh.InsecureIgnoreHostKey(),
-		Timeout:         10 * time.Second,
+		Timeout:         testwait.Timeout(),
 		Auth: []gossh.AuthMethod{gossh.KeyboardInteractive(
 			func(_, _ string, questions []string, _ []bool) ([]string, error) {
 				answers := make([]string, len(questions))
@@ -98,7 +99,7 @@ func Dial(t testing.TB, addr string, o Options) (*Client, error) {
 				return answers, nil
 			})},
 	}
-	raw, err := net.DialTimeout("tcp", addr, 10*time.Second)
+	raw, err := net.DialTimeout("tcp", addr, testwait.Timeout())
 	if err != nil {
 		return nil, err
 	}

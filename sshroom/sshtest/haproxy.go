@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/leaserace/leaserace/internal/testwait"
 )
 
 // HAProxy is a real HAProxy in front of room servers, in TCP mode on
@@ -81,7 +83,11 @@ backend serves
 		_ = h.cmd.Process.Kill()
 		<-h.done
 	})
-	for end := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+	// Starting haproxy, a process of its own that reads its config
+	// before it binds, is slow on a loaded machine: three times the
+	// usual wait.
+	limit := 3 * testwait.Timeout()
+	for end := time.Now().Add(limit); ; time.Sleep(50 * time.Millisecond) {
 		c, err := net.DialTimeout("tcp", front, time.Second)
 		if err == nil {
 			c.Close()
@@ -93,7 +99,7 @@ backend serves
 		default:
 		}
 		if time.Now().After(end) {
-			tb.Fatalf("haproxy did not listen on %s within 30 s: %v\n%s", front, err, h.Log())
+			tb.Fatalf("haproxy did not listen on %s within %s: %v\n%s", front, limit, err, h.Log())
 		}
 	}
 }
