@@ -69,10 +69,22 @@ func (a *app) verify(ctx context.Context, files []string, pg cli.PGFlags) error 
 		return err
 	}
 	defer a.CloseServer(srv)
+	// One host for every file: each live run is a schema of its own on it.
+	host, err := engine.OpenHost(ctx, engine.HostConfig{DSN: srv.DSN, MaxConns: 2})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), engine.CloseTimeout)
+		defer cancel()
+		if err := host.Close(cctx); err != nil {
+			a.Warnf("%s", err)
+		}
+	}()
 
 	differ := 0
 	for i, tr := range trs {
-		res, err := batch.Verify(ctx, srv.DSN, tr)
+		res, err := batch.VerifyOn(ctx, host, tr)
 		if err != nil {
 			return fmt.Errorf("cannot verify %s: %w", files[i], err)
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -11,7 +12,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/leaserace/leaserace/engine/batch"
+	"github.com/leaserace/leaserace/engine/pgtest"
 	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/scenario"
 )
@@ -36,6 +39,57 @@ func TestVerifyShippedTranscripts(t *testing.T) {
 			t.Errorf("stdout should say %s is identical:\n%s", f, res.stdout)
 		}
 	}
+}
+
+// TestVerifyManyFilesConnectsOnce verifies every shipped transcript of a
+// scenario in one command: every file's live run shares one set of
+// connections, so the server sees a handful of sessions, not a few per
+// file.
+func TestVerifyManyFilesConnectsOnce(t *testing.T) {
+	t.Parallel()
+	files, err := filepath.Glob(filepath.Join(shipped, "renewal-race--*.json"))
+	if err != nil || len(files) < 6 {
+		t.Fatalf("want the six shipped renewal-race transcripts, found %v (%v)", files, err)
+	}
+	dsn := pgtest.DSN(t)
+	db := pgtest.ScratchDatabase(t, dsn, "lr_verify_")
+	res := leaserace(t, args([]string{"verify", "--pg", "dsn", "--dsn", pgtest.WithDatabase(t, dsn, db)}, files...)...)
+	if res.code != 0 {
+		t.Fatalf("want exit 0, got %v", res)
+	}
+	if n := strings.Count(res.stdout, ": identical: "); n != len(files) {
+		t.Errorf("%d of %d files identical:\n%s", n, len(files), res.stdout)
+	}
+	// One check of the server's version, and the host's and the
+	// resource's pools of at most two each: 5 at most, whatever the
+	// number of files.
+	if n := sessionsMadeIn(t, dsn, db); n < 2 || n > 5 {
+		t.Errorf("verifying %d files made %d sessions in %s, want 2 to 5 (one set for all files)", len(files), n, db)
+	}
+}
+
+// sessionsMadeIn is how many sessions the server counted in database db,
+// read once every one of them has ended (a session's counts reach the
+// statistics as it ends).
+func sessionsMadeIn(t *testing.T, dsn, db string) int64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), pgtest.WaitTimeout())
+	defer cancel()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var sessions int64
+	pgtest.Eventually(t, "every session in "+db+" to end", func() bool {
+		var live int
+		err := conn.QueryRow(ctx, `SELECT numbackends, sessions FROM pg_stat_database WHERE datname = $1`, db).Scan(&live, &sessions)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return live == 0
+	})
+	return sessions
 }
 
 // TestVerifyTamperedTranscript edits one step's rows in a shipped file and

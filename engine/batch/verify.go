@@ -82,6 +82,17 @@ const noStep = "(no such step)"
 // but not the narration, which this release words anew, nor the verdict,
 // whose rule now also names a blocked holder.
 func Verify(ctx context.Context, dsn string, t transcript.Transcript) (VerifyResult, error) {
+	return verify(ctx, engine.Config{DSN: dsn}, t)
+}
+
+// VerifyOn is Verify with the live run on a host shared with other runs:
+// verifying many files on one host connects once instead of once a file.
+func VerifyOn(ctx context.Context, h *engine.Host, t transcript.Transcript) (VerifyResult, error) {
+	return verify(ctx, engine.Config{Host: h}, t)
+}
+
+// verify is Verify with the run's DSN or host in on.
+func verify(ctx context.Context, on engine.Config, t transcript.Transcript) (VerifyResult, error) {
 	res := VerifyResult{Scenario: t.Scenario, Knobs: t.Knobs, Recorded: t.Digest, RecordedSteps: len(t.Steps), Format: t.Format}
 	content, err := t.ComputeDigest()
 	if err != nil {
@@ -110,7 +121,8 @@ func Verify(ctx context.Context, dsn string, t transcript.Transcript) (VerifyRes
 	for i, st := range up.Steps {
 		log[i] = st.Move()
 	}
-	run, err := engine.Open(ctx, engine.Config{DSN: dsn, Scenario: sc, Knobs: t.Knobs, Log: log})
+	on.Scenario, on.Knobs, on.Log = sc, t.Knobs, log
+	run, err := engine.Open(ctx, on)
 	if err != nil {
 		return res, fmt.Errorf("cannot start the live run of %s (%s): %w", t.Scenario, t.Knobs, err)
 	}
