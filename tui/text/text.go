@@ -34,42 +34,54 @@ type token struct {
 	width int
 }
 
-// word is the text between two spaces; it may mix styles.
+// word is the text between two spaces, toks[lo:hi] of what words
+// returns; it may mix styles.
 type word struct {
-	toks  []token
-	width int
+	lo, hi int
+	width  int
 }
 
 // words splits spans at spaces. Text that touches across a span boundary
 // stays one word, so "fence 2" + "→ 1" wraps like the reader expects.
-func words(p []Span) []word {
-	var out []word
-	var cur word
-	open := false
+// Every word's tokens share one slice: a frame wraps many paragraphs,
+// and a slice per word was most of its allocations.
+func words(p []Span) ([]token, []word) {
+	n := 0
+	for _, sp := range p {
+		n += 1 + strings.Count(sp.Text, " ")
+	}
+	toks := make([]token, 0, n)
+	out := make([]word, 0, n)
+	cur := word{}
 	flush := func() {
-		if open {
+		if cur.hi > cur.lo {
 			out = append(out, cur)
 		}
-		cur, open = word{}, false
+		cur = word{lo: len(toks), hi: len(toks)}
 	}
 	for _, sp := range p {
 		// Newlines and tabs in engine text (error messages) are spaces
 		// here; a stray newline would break the frame's line count.
-		for i, piece := range strings.Split(strings.Map(blank, sp.Text), " ") {
+		rest := strings.Map(blank, sp.Text)
+		for i := 0; ; i++ {
+			piece, after, more := strings.Cut(rest, " ")
 			if i > 0 {
 				flush()
 			}
-			if piece == "" {
-				continue
+			if piece != "" {
+				w := Width(piece)
+				toks = append(toks, token{text: piece, style: sp.Style, width: w})
+				cur.hi = len(toks)
+				cur.width += w
 			}
-			w := Width(piece)
-			cur.toks = append(cur.toks, token{text: piece, style: sp.Style, width: w})
-			cur.width += w
-			open = true
+			if !more {
+				break
+			}
+			rest = after
 		}
 	}
 	flush()
-	return out
+	return toks, out
 }
 
 func blank(r rune) rune {
@@ -99,7 +111,9 @@ func Wrap(p []Span, width int, first, rest string) []string {
 		lb.add(nil, rest)
 		col, avail, empty = 0, width-rw, true
 	}
-	for _, w := range words(p) {
+	toks, ws := words(p)
+	for _, w := range ws {
+		wt := toks[w.lo:w.hi]
 		need := w.width
 		if !empty {
 			need++
@@ -110,7 +124,7 @@ func Wrap(p []Span, width int, first, rest string) []string {
 		}
 		if w.width > avail {
 			// Only a word longer than a line gets here: break it by cells.
-			for _, t := range w.toks {
+			for _, t := range wt {
 				for _, r := range t.text {
 					rs := string(r)
 					cw := Width(rs)
@@ -128,12 +142,12 @@ func Wrap(p []Span, width int, first, rest string) []string {
 			// The space takes the style of the words it joins, if they
 			// share one, so a reversed phrase stays one block.
 			var st *styles.Ink
-			if lb.has && lb.st == w.toks[0].style {
+			if lb.has && lb.st == wt[0].style {
 				st = lb.st
 			}
 			lb.add(st, " ")
 		}
-		for _, t := range w.toks {
+		for _, t := range wt {
 			lb.add(t.style, t.text)
 		}
 		col += need

@@ -229,6 +229,7 @@ type Block struct {
 
 func (m view) block(w int, full, roomy bool) Block {
 	b := m.lanesAt(w, full, roomy)
+	b.Legend = m.legend(b.D, w, b.Used, full)
 	if roomy || len(b.Legend) <= 1 {
 		b.Lines = append(append(slices.Clone(b.Rows), b.Danger...), b.Legend...)
 		return b
@@ -251,6 +252,7 @@ func (m view) block(w int, full, roomy bool) Block {
 	return b
 }
 
+// lanesAt is the block w cells wide, without its legend.
 func (m view) lanesAt(w int, full, roomy bool) Block {
 	st := m.Styles
 	d := m.diagram()
@@ -324,7 +326,8 @@ func (m view) lanesAt(w int, full, roomy bool) Block {
 		c.set(cur, ct, &st.Cursor)
 		out = append(out, c.String())
 	}
-	b := Block{D: d, Rows: out, Legend: m.legend(d, w, used, full), Used: used}
+	// The legend is the caller's: its width depends on where it goes.
+	b := Block{D: d, Rows: out, Used: used}
 	if full {
 		b.Danger = m.dangerLines(d, w)
 	}
