@@ -315,13 +315,31 @@ func TestLocalProviderRaisesMaxConnections(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// At or below the default, the cluster keeps the default initdb chose,
-	// as a cluster started without the option does.
-	want := showMaxConnections(t, pgtest.DSN(t))
+	// At or below the default, the cluster keeps the default initdb chose
+	// and wrote into its postgresql.conf, as a cluster started without the
+	// option does.
 	low := startLocalWith(t, pgserver.LocalProvider{MaxConnections: 50})
+	want := initdbMaxConnections(t, filepath.Join(low.ID, "data", "postgresql.conf"))
 	if got := showMaxConnections(t, low.DSN); got != want || got == "50" {
 		t.Errorf("max_connections %s with MaxConnections 50, want the default %s", got, want)
 	}
+}
+
+// initdbMaxConnections is the max_connections initdb wrote into a
+// cluster's postgresql.conf.
+func initdbMaxConnections(t *testing.T, conf string) string {
+	t.Helper()
+	b, err := os.ReadFile(conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "max_connections = "); ok {
+			return strings.Fields(v)[0]
+		}
+	}
+	t.Fatalf("%s sets no max_connections", conf)
+	return ""
 }
 
 func TestLocalProviderCloseAfterCancel(t *testing.T) {

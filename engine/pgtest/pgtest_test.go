@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -48,7 +49,7 @@ func TestCrashingChild(t *testing.T) {
 }
 
 func TestWatcherCleansUp(t *testing.T) {
-	DSN(t) // skips or fails here the way the child would
+	needLocal(t) // skips or fails here the way the child would
 	for _, how := range []string{"panic", "interrupt"} {
 		t.Run(how, func(t *testing.T) {
 			// Each child process starts servers of its own and names them.
@@ -94,7 +95,7 @@ func TestWatcherCleansUp(t *testing.T) {
 // (what a fuzz coordinator does to a worker that is slow to stop, or a
 // SIGKILL) leaves neither the directory nor initdb behind.
 func TestWatcherCleansUpAClusterStillBeingMade(t *testing.T) {
-	DSN(t) // skips or fails here the way the child would
+	needLocal(t) // skips or fails here the way the child would
 	// The child makes its cluster here, so that no other test's shows up.
 	tmp, err := os.MkdirTemp("", "lrk")
 	if err != nil {
@@ -115,14 +116,14 @@ func TestWatcherCleansUpAClusterStillBeingMade(t *testing.T) {
 		said <- string(b)
 	}()
 	var dir string
-	for deadline := time.Now().Add(15 * time.Second); dir == "" && time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
+	for deadline := time.Now().Add(WaitTimeout()); dir == "" && time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
 		if made, _ := filepath.Glob(filepath.Join(tmp, "leaserace-pg-*", "data")); len(made) > 0 {
 			dir = filepath.Dir(made[0])
 		}
 	}
 	if dir == "" {
 		_ = cmd.Process.Kill()
-		t.Fatalf("the child made no cluster directory in 15 s; it said:\n%s", <-said)
+		t.Fatalf("the child made no cluster directory in %s; it said:\n%s", WaitTimeout(), <-said)
 	}
 	if err := syscall.Kill(cmd.Process.Pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -200,13 +201,26 @@ func waitForLabelled(t *testing.T, ctx context.Context, cli *testcontainers.Dock
 	t.Fatal("Docker never listed the child's container")
 }
 
+// needLocal skips the test, or fails it under LEASERACE_REQUIRE_POSTGRES=1,
+// when this machine cannot start a local cluster.
+func needLocal(t *testing.T) {
+	t.Helper()
+	if _, err := mustHarness(t).local.get(); err != nil {
+		unavailable(t, fmt.Sprintf("no local PostgreSQL cluster: %v", err))
+	}
+}
+
 // startChild runs TestCrashingChild in this test binary with env added.
 // The child and its watcher both write to out; reading it to the end means
-// waiting for the watcher to finish too.
+// waiting for the watcher to finish too. The child starts servers of its
+// own even when LEASERACE_TEST_DSN names one: what these tests watch is
+// what pgtest starts.
 func startChild(t *testing.T, ctx context.Context, env ...string) (*exec.Cmd, io.Reader) {
 	t.Helper()
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestCrashingChild$", "-test.v")
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		return strings.HasPrefix(kv, envTestDSN+"=")
+	}), env...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
