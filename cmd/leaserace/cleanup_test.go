@@ -702,57 +702,45 @@ func (tr *tree) containerLeftovers(t *testing.T) []string {
 	return left
 }
 
-// dsnLeftovers counts schemas and sessions left in a scratch database.
+// dsnLeftovers counts schemas and sessions left in a scratch database,
+// on one session of its own.
 func dsnLeftovers(dsn, db string) func(*testing.T) []string {
 	return func(t *testing.T) []string {
 		t.Helper()
+		// Twice the wait below: the queries must outlast it.
+		ctx, cancel := context.WithTimeout(context.Background(), 2*pgtest.WaitTimeout())
+		defer cancel()
+		conn, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(context.Background())
 		var left []string
-		if names := schemasLike(t, dsn, `lr\_%`); len(names) > 0 {
+		rows, _ := conn.Query(ctx, `SELECT nspname FROM pg_namespace WHERE nspname LIKE 'lr\_%' ORDER BY 1`)
+		names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(names) > 0 {
 			left = append(left, fmt.Sprintf("%d lr_ schemas in %s: %s", len(names), db, strings.Join(names, ", ")))
 		}
-		// The server notices closed sessions a moment later.
-		sessions := sessionsIn(t, dsn, db)
-		for i := 0; i < 50 && sessions > 0; i++ {
-			time.Sleep(100 * time.Millisecond)
-			sessions = sessionsIn(t, dsn, db)
+		// A session whose client has gone ends a moment later, when its
+		// server process reads the end of the connection: nothing tells
+		// us when, so look until the one wait timeout.
+		sessions := func() int {
+			var n int
+			if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`, db).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			return n
 		}
-		if sessions > 0 {
-			left = append(left, fmt.Sprintf("%d sessions still connected to %s", sessions, db))
+		n := sessions()
+		for deadline := time.Now().Add(pgtest.WaitTimeout()); n > 0 && time.Now().Before(deadline); n = sessions() {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if n > 0 {
+			left = append(left, fmt.Sprintf("%d sessions still connected to %s after %s", n, db, pgtest.WaitTimeout()))
 		}
 		return left
 	}
-}
-
-func sessionsIn(t *testing.T, dsn, db string) int {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	var n int
-	if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`, db).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
-
-// schemasLike names the schemas matching like, so a leftover says which.
-func schemasLike(t *testing.T, dsn, like string) []string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), pgtest.WaitTimeout())
-	defer cancel()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	rows, _ := conn.Query(ctx, "SELECT nspname FROM pg_namespace WHERE nspname LIKE $1 ORDER BY 1", like)
-	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return names
 }
