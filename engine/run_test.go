@@ -212,7 +212,8 @@ func TestStepBackAndToggleReplayFromTheServer(t *testing.T) {
 	t.Parallel()
 	dsn := pgtest.DSN(t)
 	ctx := enginetest.Ctx(t)
-	r := enginetest.Open(t, dsn, "renewal-race", enginetest.Knobs(scenario.RenewalBlind, scenario.FencingOff))
+	// A host of its own: its one session for actor A is counted below.
+	r := enginetest.OpenOwnHost(t, dsn, "renewal-race", enginetest.Knobs(scenario.RenewalBlind, scenario.FencingOff))
 	var views []engine.View
 	views = append(views, r.View())
 	for {

@@ -70,7 +70,8 @@ func TestStepBackShowsTheResourceAsTheServerSpellsIt(t *testing.T) {
 func TestStepBackReportsAFailedResourceReset(t *testing.T) {
 	t.Parallel()
 	ctx := enginetest.Ctx(t)
-	r := enginetest.Open(t, pgtest.DSN(t), "renewal-race", enginetest.Knobs(scenario.RenewalBlind, scenario.FencingOff))
+	// A host of its own: it kills the host's resource.
+	r := enginetest.OpenOwnHost(t, pgtest.DSN(t), "renewal-race", enginetest.Knobs(scenario.RenewalBlind, scenario.FencingOff))
 	if err := r.PlayAll(ctx); err != nil {
 		t.Fatal(err)
 	}

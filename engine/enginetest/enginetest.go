@@ -13,6 +13,7 @@ import (
 
 	"github.com/leaserace/leaserace/assets"
 	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/engine/pgtest"
 	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/scenario"
 )
@@ -39,10 +40,46 @@ func Open(t testing.TB, dsn, name string, k scenario.Knobs) *engine.Run {
 	return OpenScenario(t, dsn, sc, k)
 }
 
-// OpenScenario opens a live run of sc, closed when the test ends.
+// Host is a host on dsn that the package's tests share, as a room's
+// attendees share one: their runs are schemas of their own on one pool of
+// connections, where a host per run would cost the server a few sessions
+// and schemas each. pgtest.Main closes it after the tests. Tests of a
+// run's own host (engine.Config without Host) call engine.Open.
+func Host(t testing.TB, dsn string) *engine.Host {
+	t.Helper()
+	return pgtest.Shared(t, "engine host on "+dsn, func(ctx context.Context) (*engine.Host, func(context.Context) error, error) {
+		h, err := engine.OpenHost(ctx, engine.HostConfig{DSN: dsn})
+		if err != nil {
+			return nil, nil, err
+		}
+		return h, h.Close, nil
+	})
+}
+
+// OpenScenario opens a live run of sc on the package's shared host (Host),
+// closed when the test ends.
 func OpenScenario(t testing.TB, dsn string, sc *scenario.Scenario, k scenario.Knobs) *engine.Run {
 	t.Helper()
-	r, err := engine.Open(Ctx(t), engine.Config{DSN: dsn, Scenario: sc, Knobs: k})
+	return open(t, engine.Config{Host: Host(t, dsn), Scenario: sc, Knobs: k})
+}
+
+// OpenOwnHost opens a live run of a built-in scenario on a host of its
+// own, closed when the test ends: for a test that breaks its run's host
+// (kills its resource, reconnects it), which a shared host's other runs
+// would feel.
+func OpenOwnHost(t testing.TB, dsn, name string, k scenario.Knobs) *engine.Run {
+	t.Helper()
+	sc, err := scenario.Builtin(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return open(t, engine.Config{DSN: dsn, Scenario: sc, Knobs: k})
+}
+
+func open(t testing.TB, cfg engine.Config) *engine.Run {
+	t.Helper()
+	sc := cfg.Scenario
+	r, err := engine.Open(Ctx(t), cfg)
 	if err != nil {
 		t.Fatalf("open %s: %v", sc.Name, err)
 	}

@@ -176,10 +176,84 @@ func mustHarness(t testing.TB) *harness {
 	return h
 }
 
-// harness holds the servers of one test binary.
+// harness holds the servers of one test binary, and what its tests share
+// on them.
 type harness struct {
 	local, container, dsn lazyServer
 	watcher               watcherLink
+
+	mu     sync.Mutex
+	shared map[string]*sharedValue
+	order  []*sharedValue // closed last first
+	sealed bool
+}
+
+// sharedValue is one thing the package's tests share (see Shared).
+type sharedValue struct {
+	once  sync.Once
+	val   any
+	close func(context.Context) error
+	err   error
+}
+
+// Shared returns what open made for key, made the first time a test of the
+// package asks for it and shared by every test after: a pool of
+// connections, say, where a pool per test would only cost the server more
+// sessions. Main closes each after the tests, before it stops the servers.
+// A failed open fails every test that asks.
+func Shared[T any](t testing.TB, key string, open func(context.Context) (T, func(context.Context) error, error)) T {
+	t.Helper()
+	return sharedOn(t, mustHarness(t), key, open)
+}
+
+func sharedOn[T any](t testing.TB, h *harness, key string, open func(context.Context) (T, func(context.Context) error, error)) T {
+	t.Helper()
+	h.mu.Lock()
+	if h.sealed {
+		h.mu.Unlock()
+		t.Fatal(errClosed)
+	}
+	if h.shared == nil {
+		h.shared = map[string]*sharedValue{}
+	}
+	v, ok := h.shared[key]
+	if !ok {
+		v = &sharedValue{}
+		h.shared[key] = v
+		h.order = append(h.order, v)
+	}
+	h.mu.Unlock()
+	v.once.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+		defer cancel()
+		var val T
+		val, v.close, v.err = open(ctx)
+		v.val = val
+	})
+	if v.err != nil {
+		t.Fatalf("pgtest: cannot make the shared %s: %v", key, v.err)
+	}
+	return v.val.(T)
+}
+
+// closeShared closes what the tests shared, last made first.
+func (h *harness) closeShared(ctx context.Context) error {
+	h.mu.Lock()
+	h.sealed = true
+	order := h.order
+	h.order = nil
+	h.mu.Unlock()
+	var errs []error
+	for i := len(order) - 1; i >= 0; i-- {
+		v := order[i]
+		v.once.Do(func() { v.err = errClosed })
+		if v.err == nil && v.close != nil {
+			if err := v.close(ctx); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
 
 func newHarness() *harness {
@@ -218,12 +292,15 @@ func (h *harness) started(srv *pgserver.Server, err error) (*pgserver.Server, er
 	return srv, err
 }
 
-// close stops the servers: the dsn one first, as it may ride on the local
-// one. It waits for a server still starting, and no new one starts after.
+// close closes what the tests shared, then stops the servers: the dsn
+// one first, as it may ride on the local one. It waits for a server still starting, and no new one starts after.
 func (h *harness) close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 	defer cancel()
 	var errs []error
+	if err := h.closeShared(ctx); err != nil {
+		errs = append(errs, err)
+	}
 	for _, l := range []*lazyServer{&h.dsn, &h.container, &h.local} {
 		if srv := l.seal(); srv != nil {
 			if err := srv.Close(ctx); err != nil {

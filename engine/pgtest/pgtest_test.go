@@ -3,6 +3,7 @@ package pgtest
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/url"
@@ -303,5 +304,44 @@ func TestDSNFromEnvironmentLeavesEnvironmentAlone(t *testing.T) {
 	}
 	if _, set := os.LookupEnv("PGHOST"); set {
 		t.Error("PGHOST stayed set")
+	}
+}
+
+// TestSharedIsMadeOnceAndClosedLastFirst: tests asking for one key get
+// what one open made; the close, after the tests, runs each close once,
+// the last made first, and reports their errors.
+func TestSharedIsMadeOnceAndClosedLastFirst(t *testing.T) {
+	h := newHarness()
+	var opened, closed []string
+	open := func(name string, closeErr error) func(context.Context) (string, func(context.Context) error, error) {
+		return func(context.Context) (string, func(context.Context) error, error) {
+			opened = append(opened, name)
+			return name + " value", func(context.Context) error {
+				closed = append(closed, name)
+				return closeErr
+			}, nil
+		}
+	}
+	boom := errors.New("boom")
+	if got := sharedOn(t, h, "a", open("a", nil)); got != "a value" {
+		t.Fatalf("first a: %q", got)
+	}
+	if got := sharedOn(t, h, "b", open("b", boom)); got != "b value" {
+		t.Fatalf("b: %q", got)
+	}
+	if got := sharedOn(t, h, "a", open("a again", nil)); got != "a value" {
+		t.Fatalf("second a: %q, want what the first open made", got)
+	}
+	if !slices.Equal(opened, []string{"a", "b"}) {
+		t.Fatalf("opened %v, want a and b once each", opened)
+	}
+	if err := h.closeShared(context.Background()); !errors.Is(err, boom) {
+		t.Fatalf("close: %v, want b's error", err)
+	}
+	if !slices.Equal(closed, []string{"b", "a"}) {
+		t.Fatalf("closed %v, want b then a", closed)
+	}
+	if err := h.closeShared(context.Background()); err != nil || len(closed) != 2 {
+		t.Fatalf("a second close: %v, closed %v: nothing should close twice", err, closed)
 	}
 }
