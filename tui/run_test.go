@@ -41,7 +41,8 @@ func (s *termOut) has(text string) bool {
 
 func (s *termOut) waitFor(t *testing.T, text string) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
+	// A frame that waits on a step's SQL: the wait of one round of work.
+	deadline := time.Now().Add(pgtest.WaitTimeout())
 	for !s.has(text) {
 		if time.Now().After(deadline) {
 			s.mu.Lock()
@@ -53,9 +54,9 @@ func (s *termOut) waitFor(t *testing.T, text string) {
 }
 
 // runSchemas lists the schemas engine runs create on the test server.
-func runSchemas(t *testing.T) []string {
+func runSchemas(t *testing.T, dsn string) []string {
 	t.Helper()
-	conn, err := pgx.Connect(enginetest.Ctx(t), pgtest.DSN(t))
+	conn, err := pgx.Connect(enginetest.Ctx(t), dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,20 +103,31 @@ func waitRun(t *testing.T, done <-chan error) error {
 	select {
 	case err := <-done:
 		return err
-	case <-time.After(60 * time.Second):
+	// Run returns once the run is closed and the server it started stopped.
+	case <-time.After(3 * pgtest.WaitTimeout()):
 		t.Fatal("Run did not return")
 		return nil
 	}
 }
 
+// ownDatabase is a scratch database of the test's own on the package's
+// server: the schemas it lists there are its runs', whatever else runs on
+// the server.
+func ownDatabase(t *testing.T) string {
+	t.Helper()
+	dsn := pgtest.DSN(t)
+	return pgtest.WithDatabase(t, dsn, pgtest.ScratchDatabase(t, dsn, "lr_tui_"))
+}
+
 func TestRunStepsAndQuitsCleaningUp(t *testing.T) {
-	before := runSchemas(t)
+	dsn := ownDatabase(t)
+	before := runSchemas(t, dsn)
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	at := int64(1075)
-	keys, out, done := runTUI(t, context.Background(), Options{
+	keys, out, done := runTUI(t, context.Background(), withDSN(Options{
 		Scenario: "renewal-race", Knobs: enginetest.Knobs(scenario.RenewalBlind, scenario.FencingOff),
 		At: &at, ExportDir: t.TempDir(),
-	})
+	}, dsn))
 	out.waitFor(t, "event 5/6")
 	if !out.has("UPDATE 1") {
 		t.Error("--at 1075 does not show the blind renewal's UPDATE 1")
@@ -131,16 +143,17 @@ func TestRunStepsAndQuitsCleaningUp(t *testing.T) {
 		t.Fatalf("q: Run returned %v", err)
 	}
 	_ = keys.Close()
-	if after := runSchemas(t); !slices.Equal(after, before) {
+	if after := runSchemas(t, dsn); !slices.Equal(after, before) {
 		t.Errorf("schemas left on the server: before %v, after %v", before, after)
 	}
 }
 
 func TestRunStopsOnContextCancel(t *testing.T) {
-	before := runSchemas(t)
+	dsn := ownDatabase(t)
+	before := runSchemas(t, dsn)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	keys, out, done := runTUI(t, ctx, Options{Scenario: "control"})
+	keys, out, done := runTUI(t, ctx, withDSN(Options{Scenario: "control"}, dsn))
 	out.waitFor(t, "event 0/3")
 	if _, err := keys.Write([]byte("l")); err != nil {
 		t.Fatal(err)
@@ -151,7 +164,7 @@ func TestRunStopsOnContextCancel(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled Run returned %v, want context.Canceled", err)
 	}
-	if after := runSchemas(t); !slices.Equal(after, before) {
+	if after := runSchemas(t, dsn); !slices.Equal(after, before) {
 		t.Errorf("schemas left on the server: before %v, after %v", before, after)
 	}
 }
