@@ -110,17 +110,9 @@ func waitRun(t *testing.T, done <-chan error) error {
 	}
 }
 
-// ownDatabase is a scratch database of the test's own on the package's
-// server: the schemas it lists there are its runs', whatever else runs on
-// the server.
-func ownDatabase(t *testing.T) string {
-	t.Helper()
-	dsn := pgtest.DSN(t)
-	return pgtest.WithDatabase(t, dsn, pgtest.ScratchDatabase(t, dsn, "lr_tui_"))
-}
-
 func TestRunStepsAndQuitsCleaningUp(t *testing.T) {
-	dsn := ownDatabase(t)
+	// A database of its own: the schemas listed there are this test's.
+	dsn := pgtest.ScratchDSN(t, pgtest.DSN(t), "lr_tui_")
 	before := runSchemas(t, dsn)
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	at := int64(1075)
@@ -149,7 +141,8 @@ func TestRunStepsAndQuitsCleaningUp(t *testing.T) {
 }
 
 func TestRunStopsOnContextCancel(t *testing.T) {
-	dsn := ownDatabase(t)
+	// A database of its own: the schemas listed there are this test's.
+	dsn := pgtest.ScratchDSN(t, pgtest.DSN(t), "lr_tui_")
 	before := runSchemas(t, dsn)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -25,7 +25,7 @@ func TestReportsRetryThroughAnOutage(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	base := pgtest.DSN(t)
-	dsn := pgtest.WithDatabase(t, base, pgtest.ScratchDatabase(t, base, "lr_ws_"))
+	dsn := pgtest.ScratchDSN(t, base, "lr_ws_")
 	store, err := room.Open(ctx, dsn, "outage", "test", room.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -141,7 +141,7 @@ func TestSeatBatcherSendsWhatWaitsTogether(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	base := pgtest.DSN(t)
-	dsn := pgtest.WithDatabase(t, base, pgtest.ScratchDatabase(t, base, "lr_ws_"))
+	dsn := pgtest.ScratchDSN(t, base, "lr_ws_")
 	store, err := room.Open(ctx, dsn, "batch", "test", room.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -191,7 +191,7 @@ func TestStressJSON(t *testing.T) {
 	// A database of its own: the count of stress schemas at the end must
 	// be this run's, not those of another stress test running beside it.
 	base := pgtest.DSN(t)
-	dsn := pgtest.WithDatabase(t, base, pgtest.ScratchDatabase(t, base, "lr_cli_"))
+	dsn := pgtest.ScratchDSN(t, base, "lr_cli_")
 	res := leaserace(t, "stress", "--pg", "dsn", "--dsn", dsn, "--runs", "150", "--renewal", "blind", "--fencing", "off", "--seed", "99", "--format", "json")
 	if res.code != 0 {
 		t.Fatalf("stress --format json: %s", res)

@@ -32,7 +32,7 @@ func startBehindBalancer(t *testing.T, n int, roomName string, extra ...string) 
 	t.Helper()
 	sshtest.NeedHAProxy(t)
 	base := pgtest.DSN(t)
-	b := &behindBalancer{dsn: pgtest.WithDatabase(t, base, pgtest.ScratchDatabase(t, base, "lr_lb_"))}
+	b := &behindBalancer{dsn: pgtest.ScratchDSN(t, base, "lr_lb_")}
 	// One host key for every process: a client that meets a second key on
 	// reconnect refuses the server.
 	keyDir := filepath.Join(t.TempDir(), "hostkey")

@@ -97,16 +97,6 @@ func stressRuns(t *testing.T) int {
 	return n
 }
 
-// ownDatabase is a scratch database of the test's own on the package's
-// server: the schemas and sessions the test counts there are its own,
-// whatever else runs on the server (other tests, other packages' tests on
-// a LEASERACE_TEST_DSN server).
-func ownDatabase(t *testing.T) string {
-	t.Helper()
-	dsn := pgtest.DSN(t)
-	return pgtest.WithDatabase(t, dsn, pgtest.ScratchDatabase(t, dsn, "lr_stress_test_"))
-}
-
 func countStressSchemas(t *testing.T, dsn string) int {
 	t.Helper()
 	ctx := enginetest.Ctx(t)
@@ -123,7 +113,8 @@ func countStressSchemas(t *testing.T, dsn string) int {
 }
 
 func TestStressBlindOffViolatesCompareMonotonicDoesNot(t *testing.T) {
-	dsn := ownDatabase(t)
+	// A database of its own: the schemas counted there are this test's.
+	dsn := pgtest.ScratchDSN(t, pgtest.DSN(t), "lr_stress_test_")
 	before := countStressSchemas(t, dsn)
 	// Only goroutines this test starts must be gone when it ends.
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
@@ -192,7 +183,8 @@ func TestStressBlindOffViolatesCompareMonotonicDoesNot(t *testing.T) {
 // so that count is reported, not asserted. It also checks that one
 // resource service serves every lane, a run per lane.
 func TestStressJudgesByTheContract(t *testing.T) {
-	dsn := ownDatabase(t)
+	// A database of its own: the schemas counted there are this test's.
+	dsn := pgtest.ScratchDSN(t, pgtest.DSN(t), "lr_stress_test_")
 	before := countStressSchemas(t, dsn)
 	resBefore := countSchemasLike(t, dsn, "lr_res_%")
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
@@ -324,7 +316,8 @@ func countSchemasLike(t *testing.T, dsn, like string) int {
 }
 
 func TestStressStopsWhenCancelled(t *testing.T) {
-	dsn := ownDatabase(t)
+	// A database of its own: the schemas counted there are this test's.
+	dsn := pgtest.ScratchDSN(t, pgtest.DSN(t), "lr_stress_test_")
 	before := countStressSchemas(t, dsn)
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	ctx, cancel := context.WithCancel(context.Background())

@@ -42,6 +42,14 @@ func ScratchDatabase(t testing.TB, dsn, prefix string) string {
 	return name
 }
 
+// ScratchDSN is ScratchDatabase's database reached as dsn reaches its
+// server: a database of the test's own, where whatever it counts (schemas,
+// sessions) is its own, whatever else runs on the server.
+func ScratchDSN(t testing.TB, dsn, prefix string) string {
+	t.Helper()
+	return WithDatabase(t, dsn, ScratchDatabase(t, dsn, prefix))
+}
+
 // WithDatabase points a DSN (URL or key=value) at database name.
 func WithDatabase(t testing.TB, dsn, name string) string {
 	t.Helper()
