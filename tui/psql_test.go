@@ -55,11 +55,7 @@ func psqlRun(t *testing.T, line, query string) string {
 		t.Skip("psql is not installed")
 	}
 	cmd := exec.Command("sh", "-c", line+" -X -A -t -c '"+query+"'")
-	cfg, err := pgx.ParseConfig(pgtest.DSN(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Env = append(os.Environ(), "PGPASSWORD="+cfg.Password)
+	cmd.Env = append(os.Environ(), "PGPASSWORD="+serverPassword(t))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -154,12 +150,8 @@ func TestRunWritesThePsqlLineToStderr(t *testing.T) {
 	stderr.waitFor(t, "psql beside renewal-race")
 	// Each run writes a heading and the line, and, on a server given a
 	// password (LEASERACE_TEST_DSN may hold one), how to pass it to psql.
-	cfg, err := pgx.ParseConfig(pgtest.DSN(t))
-	if err != nil {
-		t.Fatal(err)
-	}
 	per, want := 2, "the heading and the line"
-	if cfg.Password != "" {
+	if serverPassword(t) != "" {
 		per, want = 3, "the heading, the line and how to give psql the password"
 	}
 	first := stderrLines(stderr)
@@ -192,6 +184,16 @@ func TestRunWritesThePsqlLineToStderr(t *testing.T) {
 	if strings.Contains(strings.Join(all, "\n"), "password=") {
 		t.Errorf("stderr names a password: %q", all)
 	}
+}
+
+// serverPassword is the password in the test server's DSN ("" for none).
+func serverPassword(t *testing.T) string {
+	t.Helper()
+	cfg, err := pgx.ParseConfig(pgtest.DSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg.Password
 }
 
 func stderrLines(s *termOut) []string {

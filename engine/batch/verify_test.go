@@ -2,7 +2,6 @@ package batch_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"flag"
 	"os"
@@ -12,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/leaserace/leaserace/engine"
 	"github.com/leaserace/leaserace/engine/batch"
 	"github.com/leaserace/leaserace/engine/enginetest"
 	"github.com/leaserace/leaserace/engine/pgtest"
@@ -360,17 +358,7 @@ func TestShippedTranscriptsReproduceOnEveryProvider(t *testing.T) {
 			t.Parallel()
 			// One host per provider, as leaserace verify uses for many
 			// files: each file's run is a schema of its own on it.
-			host, err := engine.OpenHost(enginetest.Ctx(t), engine.HostConfig{DSN: srv.DSN})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() {
-				ctx, cancel := context.WithTimeout(context.Background(), engine.CloseTimeout)
-				defer cancel()
-				if err := host.Close(ctx); err != nil {
-					t.Error(err)
-				}
-			})
+			host := enginetest.Host(t, srv.DSN)
 			for _, name := range names {
 				t.Run(name, func(t *testing.T) {
 					t.Parallel()

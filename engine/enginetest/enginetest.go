@@ -33,11 +33,16 @@ func Knobs(r scenario.Renewal, f scenario.Fencing) scenario.Knobs {
 // Open opens a live run of a built-in scenario, closed when the test ends.
 func Open(t testing.TB, dsn, name string, k scenario.Knobs) *engine.Run {
 	t.Helper()
+	return OpenScenario(t, dsn, builtin(t, name), k)
+}
+
+func builtin(t testing.TB, name string) *scenario.Scenario {
+	t.Helper()
 	sc, err := scenario.Builtin(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return OpenScenario(t, dsn, sc, k)
+	return sc
 }
 
 // Host is a host on dsn that the package's tests share, as a room's
@@ -69,19 +74,14 @@ func OpenScenario(t testing.TB, dsn string, sc *scenario.Scenario, k scenario.Kn
 // would feel.
 func OpenOwnHost(t testing.TB, dsn, name string, k scenario.Knobs) *engine.Run {
 	t.Helper()
-	sc, err := scenario.Builtin(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return open(t, engine.Config{DSN: dsn, Scenario: sc, Knobs: k})
+	return open(t, engine.Config{DSN: dsn, Scenario: builtin(t, name), Knobs: k})
 }
 
 func open(t testing.TB, cfg engine.Config) *engine.Run {
 	t.Helper()
-	sc := cfg.Scenario
 	r, err := engine.Open(Ctx(t), cfg)
 	if err != nil {
-		t.Fatalf("open %s: %v", sc.Name, err)
+		t.Fatalf("open %s: %v", cfg.Scenario.Name, err)
 	}
 	t.Cleanup(func() {
 		if err := r.Close(context.Background()); err != nil {

@@ -293,7 +293,8 @@ func (h *harness) started(srv *pgserver.Server, err error) (*pgserver.Server, er
 }
 
 // close closes what the tests shared, then stops the servers: the dsn
-// one first, as it may ride on the local one. It waits for a server still starting, and no new one starts after.
+// one first, as it may ride on the local one. It waits for a server still
+// starting, and no new one starts after.
 func (h *harness) close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 	defer cancel()
