@@ -21,12 +21,25 @@ import (
 	"github.com/leaserace/leaserace/tui/tuitest"
 )
 
+// shortTempDir is a new directory with a short path, removed after the
+// test: the status line names exported files by their whole path, and a
+// test's status checks want it on one line at 120 columns.
+func shortTempDir(t testing.TB) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "lrx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
 // replayModel wraps a replay in a model of size w×h, the way the replay
 // command does, with no database anywhere.
 func replayModel(t testing.TB, rp *engine.Run, offline string, w, h int) Model {
 	t.Helper()
 	m, err := NewModel(context.Background(), Config{
-		Run: rp, ExportDir: t.TempDir(), Renderer: tuitest.ASCIIRenderer(), Now: fixedNow, Offline: offline, NoAsk: true,
+		Run: rp, ExportDir: shortTempDir(t), Renderer: tuitest.ASCIIRenderer(), Now: fixedNow, Offline: offline, NoAsk: true,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -67,6 +67,24 @@ func Main(m *testing.M) {
 func run(m *testing.M) (code int) {
 	setDockerDefaults()
 	h := newHarness()
+	// Made before anything else, removed after everything else: the
+	// servers' directories and the tests' temporary files live in it.
+	h.tmp, h.tmpWhy = useMemoryTmpdir()
+	defer func() {
+		if h.tmp.dir != "" {
+			os.Unsetenv(envTmpdir)
+		}
+		if err := h.tmp.close(); err != nil {
+			fmt.Fprintf(os.Stderr, "pgtest: %v\n", err)
+			if code == 0 {
+				code = 1
+			}
+		}
+	}()
+	if h.tmp.dir != "" {
+		// Should the test process die, the watcher removes it.
+		h.watcher.addLine(scratchDir, h.tmp.dir)
+	}
 	current = h
 	// Deferred so a panic on the main goroutine still stops the servers;
 	// panics inside tests kill the process, and the watcher covers those.
@@ -181,6 +199,10 @@ func mustHarness(t testing.TB) *harness {
 type harness struct {
 	local, container, dsn lazyServer
 	watcher               watcherLink
+	// tmp is the test process's temporary directory, if Main made one;
+	// tmpWhy says why it did or did not.
+	tmp    scratchTmp
+	tmpWhy string
 
 	mu     sync.Mutex
 	shared map[string]*sharedValue

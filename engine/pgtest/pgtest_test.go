@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/url"
 	"os"
 	"os/exec"
@@ -36,6 +37,9 @@ func TestCrashingChild(t *testing.T) {
 		_, err := mustHarness(t).container.get()
 		t.Fatalf("the container start ended before the parent killed us: %v", err)
 	}
+	if dir := mustHarness(t).tmp.dir; dir != "" {
+		fmt.Printf("tmpdir %s\n", dir)
+	}
 	fmt.Printf("server local %s\n", DSN(t))
 	if how == "panic" {
 		for _, s := range Servers(t) {
@@ -57,8 +61,10 @@ func TestWatcherCleansUp(t *testing.T) {
 			t.Parallel()
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
-			cmd, out := startChild(t, ctx, envCrash+"="+how)
-			var servers []string
+			// An empty TMPDIR, so the child makes a temporary directory
+			// of its own, as a test process run by go test does.
+			cmd, out := startChild(t, ctx, envCrash+"="+how, "TMPDIR=")
+			var servers, tmpdirs []string
 			var transcript strings.Builder
 			sc := bufio.NewScanner(out)
 			for sc.Scan() {
@@ -66,6 +72,9 @@ func TestWatcherCleansUp(t *testing.T) {
 				transcript.WriteString(line + "\n")
 				if s, ok := strings.CutPrefix(line, "server "); ok {
 					servers = append(servers, s)
+				}
+				if d, ok := strings.CutPrefix(line, "tmpdir "); ok {
+					tmpdirs = append(tmpdirs, d)
 				}
 				if line == "ready" && how == "interrupt" {
 					// What a Ctrl-C in the terminal does to the test process.
@@ -79,6 +88,14 @@ func TestWatcherCleansUp(t *testing.T) {
 				t.Fatalf("the child started no server:\n%s", transcript.String())
 			}
 			t.Logf("child and watcher said:\n%s", transcript.String())
+			if _, ok, _ := memoryFS(); ok && len(tmpdirs) == 0 {
+				t.Errorf("the child made no temporary directory of its own:\n%s", transcript.String())
+			}
+			for _, d := range tmpdirs {
+				if _, err := os.Stat(d); !errors.Is(err, fs.ErrNotExist) {
+					t.Errorf("the child's temporary directory %s is still there (%v)", d, err)
+				}
+			}
 			for _, s := range servers {
 				provider, dsn, _ := strings.Cut(s, " ")
 				switch provider {

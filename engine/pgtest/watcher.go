@@ -35,6 +35,10 @@ const watcherDone = "done"
 // such a start is swept for twice.
 const startedContainers = "container-start"
 
+// scratchDir is the watcher's word for the test process's temporary
+// directory (see useMemoryTmpdir), removed after the servers in it.
+const scratchDir = "tmpdir"
+
 // dockerLag is how long Docker may take to finish a create whose client
 // is gone.
 const dockerLag = 3 * time.Second
@@ -131,10 +135,14 @@ func watch(in io.Reader, log io.Writer, verbose bool) int {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	code := 0
+	var tmpdirs []string
 	for _, line := range servers {
 		provider, id, _ := strings.Cut(line, " ")
 		var err error
 		switch provider {
+		case scratchDir:
+			tmpdirs = append(tmpdirs, id)
+			continue
 		case "local":
 			// Its server died with the test process (a parent-death
 			// signal); what is left is the directory.
@@ -156,6 +164,14 @@ func watch(in io.Reader, log io.Writer, verbose bool) int {
 			continue
 		}
 		fmt.Fprintf(log, "pgtest watcher: the tests died; removed their %s server %s\n", provider, id)
+	}
+	for _, dir := range tmpdirs {
+		if err := os.RemoveAll(dir); err != nil {
+			fmt.Fprintf(log, "pgtest watcher: the tests died and their temporary directory %s could not be removed: %v\n", dir, err)
+			code = 1
+			continue
+		}
+		fmt.Fprintf(log, "pgtest watcher: the tests died; removed their temporary directory %s\n", dir)
 	}
 	return code
 }
