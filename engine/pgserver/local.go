@@ -157,9 +157,13 @@ func startCluster(ctx context.Context, c cluster, progress func(string)) (*Serve
 		listen = "127.0.0.1"
 	}
 	// Not CommandContext: ctx only bounds the start, the server must outlive it.
+	// Dynamic shared memory in files under data, not in /dev/shm: a server
+	// killed outright (SIGKILL, its parent's death) cannot remove its
+	// segments, and those in /dev/shm would outlive the cluster.
 	args := []string{"-D", data, "-k", dir, "-p", c.port,
 		"-c", "listen_addresses=" + listen,
-		"-c", "fsync=off", "-c", "full_page_writes=off", "-c", "synchronous_commit=off"}
+		"-c", "fsync=off", "-c", "full_page_writes=off", "-c", "synchronous_commit=off",
+		"-c", "dynamic_shared_memory_type=mmap"}
 	if c.maxConnections > defaultMaxConnections {
 		args = append(args, "-c", "max_connections="+strconv.Itoa(c.maxConnections))
 	}

@@ -164,6 +164,14 @@ func TestLocalProviderStartsAndCleansUp(t *testing.T) {
 	if procs := processesMentioning(t, dir); len(procs) == 0 {
 		t.Fatalf("no process runs on %s", dir)
 	}
+	// Its dynamic shared memory is files in its directory, which go with
+	// it even when the server is killed outright, not in /dev/shm.
+	if got := showSetting(t, srv.DSN, "dynamic_shared_memory_type"); got != "mmap" {
+		t.Errorf("dynamic_shared_memory_type = %s, want mmap", got)
+	}
+	if segs, _ := filepath.Glob(filepath.Join(dir, "data", "pg_dynshmem", "mmap.*")); len(segs) == 0 {
+		t.Errorf("no dynamic shared memory segment in %s", filepath.Join(dir, "data", "pg_dynshmem"))
+	}
 
 	// Close from two goroutines at once, as a signal handler and the normal
 	// exit path might.
@@ -189,6 +197,13 @@ func TestLocalProviderStartsAndCleansUp(t *testing.T) {
 
 func showMaxConnections(t testing.TB, dsn string) string {
 	t.Helper()
+	return showSetting(t, dsn, "max_connections")
+}
+
+// showSetting is the server's value of a setting (name is a constant of
+// the test's, never a file's).
+func showSetting(t testing.TB, dsn, name string) string {
+	t.Helper()
 	ctx := providerCtx(t)
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {
@@ -196,7 +211,7 @@ func showMaxConnections(t testing.TB, dsn string) string {
 	}
 	defer conn.Close(ctx)
 	var v string
-	if err := conn.QueryRow(ctx, "SHOW max_connections").Scan(&v); err != nil {
+	if err := conn.QueryRow(ctx, "SHOW "+name).Scan(&v); err != nil {
 		t.Fatal(err)
 	}
 	return v
