@@ -9,6 +9,7 @@ import (
 
 // The frame rate is DefaultFPS unless set, and must be 1 to MaxFPS.
 func TestFPSBounds(t *testing.T) {
+	t.Parallel()
 	app := func(context.Context, Session) (tea.Model, func(), error) { return nil, nil, nil }
 	for _, c := range []struct {
 		fps, want int

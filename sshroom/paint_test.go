@@ -42,6 +42,7 @@ func row(n int) string {
 // its changed lines only; a shorter one erases below; a resize repaints
 // all; stop gives the terminal back, and nothing is drawn after it.
 func TestPainterWritesOnlyWhatChanged(t *testing.T) {
+	t.Parallel()
 	out := make(writes)
 	p := newPainter(out, MaxFPS, 20, 5, nil)
 
@@ -101,6 +102,7 @@ func TestPainterWritesOnlyWhatChanged(t *testing.T) {
 // TestFrameLines: the lines a terminal of w×h shows, the last h of them,
 // each cut to w cells (fit), wide characters and styles counted as cells.
 func TestFrameLines(t *testing.T) {
+	t.Parallel()
 	red := "\x1b[31m"
 	// Twice through a cache of three lines: the cases fill it and start
 	// it again, and a width found in it must be the line's own.
@@ -138,6 +140,7 @@ func TestFrameLines(t *testing.T) {
 // real session over a real connection must give it, and writing to it
 // reaches the client byte for byte.
 func TestRawChannelOfARealSession(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 // reads the screen back after each: what the terminal shows is the frame,
 // whatever it showed before, and stop returns to the screen as it was.
 func TestPainterInTmux(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skipf("tmux is not installed: %v", err)
 	}

@@ -22,6 +22,7 @@ import (
 // and renderers. alice's xterm-256color gets 256-colour escapes, bob's dumb
 // terminal gets none; keys and resizes reach one session only.
 func TestTwoAttendeesIndependent(t *testing.T) {
+	t.Parallel()
 	rec := newRecorder()
 	s := startRoom(t, Config{}, rec.app)
 	alice := sshtest.MustDial(t, s.Addr().String(), sshtest.Options{User: "alice", Width: 80, Height: 24})
@@ -84,6 +85,7 @@ func TestTwoAttendeesIndependent(t *testing.T) {
 // background-colour query holds back nobody else, and gets its own frame
 // once the query gives up.
 func TestSilentClientDoesNotBlockOthers(t *testing.T) {
+	t.Parallel()
 	rec := newRecorder()
 	s := startRoom(t, Config{}, rec.app)
 	mute := sshtest.MustDial(t, s.Addr().String(), sshtest.Options{User: "mute", Silent: true})
@@ -102,6 +104,7 @@ func TestSilentClientDoesNotBlockOthers(t *testing.T) {
 // TestNoPTYGetsOneLineAndExit1: `ssh host command` without -t gets one
 // clear line on stderr and exit status 1, and nobody else notices.
 func TestNoPTYGetsOneLineAndExit1(t *testing.T) {
+	t.Parallel()
 	rec := newRecorder()
 	s := startRoom(t, Config{}, rec.app)
 	alice := sshtest.MustDial(t, s.Addr().String(), sshtest.Options{User: "alice"})
@@ -127,6 +130,7 @@ func TestNoPTYGetsOneLineAndExit1(t *testing.T) {
 // TestSizeGate: a 10x5 window sees the gate, not the app, and its keys do
 // nothing; the others are undisturbed; grown, it gets the app.
 func TestSizeGate(t *testing.T) {
+	t.Parallel()
 	rec := newRecorder()
 	s := startRoom(t, Config{MinWidth: 40, MinHeight: 12}, rec.app)
 	alice := sshtest.MustDial(t, s.Addr().String(), sshtest.Options{User: "alice"})
@@ -169,6 +173,7 @@ func TestSizeGate(t *testing.T) {
 // rule, not MinWidth and MinHeight: under a rule by area, a narrow but
 // tall window gets the app and a wide but low one the gate.
 func TestSizeGateTakesTheAppsRule(t *testing.T) {
+	t.Parallel()
 	rec := newRecorder()
 	byArea := func(w, h int) bool { return w*h < 40*12 }
 	s := startRoom(t, Config{MinWidth: 40, MinHeight: 12, TooSmall: byArea}, rec.app)
@@ -186,6 +191,7 @@ func TestSizeGateTakesTheAppsRule(t *testing.T) {
 // TestRoomFull: one more attendee than MaxAttendees is told the room is
 // full and exits 1; a seat freed is a seat taken.
 func TestRoomFull(t *testing.T) {
+	t.Parallel()
 	rec := newRecorder()
 	s := startRoom(t, Config{MaxAttendees: 1}, rec.app)
 	alice := sshtest.MustDial(t, s.Addr().String(), sshtest.Options{User: "alice"})
@@ -214,6 +220,7 @@ func TestRoomFull(t *testing.T) {
 // TestIdleTimeout: a session without input ends with a line saying why;
 // one that types stays.
 func TestIdleTimeout(t *testing.T) {
+	t.Parallel()
 	rec := newRecorder()
 	idle := 1500 * time.Millisecond
 	s := startRoom(t, Config{IdleTimeout: idle}, rec.app)
@@ -247,6 +254,7 @@ func TestIdleTimeout(t *testing.T) {
 // happens, ends that session with a line about a bug and runs its cleanup;
 // the bystander carries on.
 func TestPanicIsolation(t *testing.T) {
+	t.Parallel()
 	rec := newRecorder()
 	s := startRoom(t, Config{}, rec.app)
 	bystander := sshtest.MustDial(t, s.Addr().String(), sshtest.Options{User: "bystander"})
@@ -302,6 +310,7 @@ func TestPanicIsolation(t *testing.T) {
 // one is refused before the app starts, the right one admitted; Open asks
 // for none; an address beyond loopback needs AllowRemote.
 func TestRoomCode(t *testing.T) {
+	t.Parallel()
 	rec := newRecorder()
 	s := startRoom(t, Config{AllowRemote: true, RoomCode: "Tulip-42"}, rec.app)
 	if s.RoomCode() != "Tulip-42" {
@@ -432,6 +441,7 @@ func TestShutdown(t *testing.T) {
 // room from closing within ShutdownTimeout: its cleanup runs, its
 // connection is cut, the others end normally, and Shutdown names it.
 func TestShutdownStuckModel(t *testing.T) {
+	t.Parallel()
 	rec := newRecorder()
 	t.Cleanup(func() { close(rec.release) })
 	s, err := New(Config{Listen: "127.0.0.1:0", HostKeyDir: t.TempDir() + "/k", ShutdownTimeout: 3 * time.Second}, rec.app)
@@ -467,6 +477,7 @@ func TestShutdownStuckModel(t *testing.T) {
 // without an SSH goodbye (ssh killed with -9) has its session ended and
 // its cleanup run.
 func TestKilledClientRunsCleanup(t *testing.T) {
+	t.Parallel()
 	rec := newRecorder()
 	s := startRoom(t, Config{}, rec.app)
 	alice := sshtest.MustDial(t, s.Addr().String(), sshtest.Options{User: "alice"})
@@ -489,6 +500,7 @@ func TestKilledClientRunsCleanup(t *testing.T) {
 // others at once, and the stuck one catches up with the newest messages
 // when it recovers; sending to an ended session is harmless.
 func TestBroadcast(t *testing.T) {
+	t.Parallel()
 	rec := newRecorder()
 	s := startRoom(t, Config{}, rec.app)
 	alice := sshtest.MustDial(t, s.Addr().String(), sshtest.Options{User: "alice"})
@@ -534,6 +546,7 @@ func TestBroadcast(t *testing.T) {
 // TestHostKeyReused: the host key is made once, kept private, and the same
 // key (and fingerprint) is served after a restart.
 func TestHostKeyReused(t *testing.T) {
+	t.Parallel()
 	rec := newRecorder()
 	dir := t.TempDir() + "/hostkey"
 	s1, err := New(Config{Listen: "127.0.0.1:0", HostKeyDir: dir}, rec.app)
@@ -580,6 +593,7 @@ func TestHostKeyReused(t *testing.T) {
 // TestHostileUserName: the user name is the client's to choose, escape
 // sequences included; the App gets it printable and short.
 func TestHostileUserName(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"alice":                      "alice",
 		"\x1b[2J\x1b]0;pwned\x07eve": "[2J]0;pwnedeve",

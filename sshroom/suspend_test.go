@@ -24,6 +24,7 @@ import (
 // the session must still answer, and the child must have seen no signal.
 // Ctrl-C ends that one session and nobody else's.
 func TestSuspendKeyIsHarmless(t *testing.T) {
+	t.Parallel()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestSuspendHelperProcess$", "-test.count=1")
 	cmd.Env = append(os.Environ(), "ROOM_SUSPEND_HELPER=1")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

@@ -16,6 +16,7 @@ import (
 // shows the attendee's screen, follows a resize, takes keys, and exits 0
 // on q with its cleanup run.
 func TestOpenSSHInTmux(t *testing.T) {
+	t.Parallel()
 	for _, bin := range []string{"tmux", "ssh"} {
 		if _, err := exec.LookPath(bin); err != nil {
 			t.Skipf("%s is not installed: %v", bin, err)

@@ -13,6 +13,7 @@ import (
 // A download reports its bytes and rate again and again: on the boot screen
 // each report replaces the last, so the lines before it stay in view.
 func TestBootScreenShowsTheDownloadMoving(t *testing.T) {
+	t.Parallel()
 	m := newModel(context.Background(), tuitest.ASCIIRenderer(), "", nil)
 	m.Boot = screen.NewBoot(m.Styles, "embedded")
 	lines := []string{"trying embedded", "downloading PostgreSQL 16.9.0 once, from http://127.0.0.1:1/m2/x.jar"}

@@ -27,6 +27,7 @@ func liveRun(t *testing.T, m Model) *engine.Run {
 }
 
 func TestExploreMapsRenewalRaceAndJumps(t *testing.T) {
+	t.Parallel()
 	m := at1075(t, blindOff(), 120, 40)
 	m = press(t, m, "x")
 	if m.Failure != nil {
@@ -142,6 +143,7 @@ func TestExploreMapsRenewalRaceAndJumps(t *testing.T) {
 }
 
 func TestExploreWithoutNamedTimesSaysSo(t *testing.T) {
+	t.Parallel()
 	m := openModel(t, "revoked-writer", blindOff(), 100, 30)
 	m = press(t, m, "x")
 	if m.Explore.Open || m.Busy() {
@@ -153,6 +155,7 @@ func TestExploreWithoutNamedTimesSaysSo(t *testing.T) {
 }
 
 func TestExploreNeedsALiveRun(t *testing.T) {
+	t.Parallel()
 	m := replayModel(t, shippedReplay(t, "renewal-race", blindOff()), "", 100, 30)
 	m = press(t, m, "x")
 	if m.Explore.Open || m.Busy() {

@@ -15,6 +15,7 @@ import (
 // The part a failure is blamed on is the engine's classification of the
 // error, never its text: words that name PostgreSQL do not make it gone.
 func TestFailedPartIsTheEngines(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		err  error
 		want screen.FailedPart

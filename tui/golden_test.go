@@ -51,6 +51,7 @@ func moments() []moment {
 // tui/screen's own TestGoldenScreens draws (and -update writes) there.
 // The ASCII profile keeps the files free of colour codes.
 func TestGoldenScreens(t *testing.T) {
+	t.Parallel()
 	for _, mo := range moments() {
 		for _, sz := range [][2]int{{80, 24}, {120, 40}} {
 			t.Run(fmt.Sprintf("%s-%dx%d", mo.name, sz[0], sz[1]), func(t *testing.T) {
@@ -102,6 +103,7 @@ func requireScreenGolden(t *testing.T, frame string) {
 // The program ends cleanly on q: the last frame is empty, so nothing of
 // the screen is left in the terminal after the alternate screen goes.
 func TestProgramQuitsCleanly(t *testing.T) {
+	t.Parallel()
 	m := openModel(t, "renewal-race", blindOff(), 80, 24)
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(80, 24))
 	tm.Send(keyMsg("right"))

@@ -55,6 +55,7 @@ func kinds(log []transcript.PresenterEntry) []string {
 }
 
 func TestNextRunsTheNextEventOnTheServer(t *testing.T) {
+	t.Parallel()
 	m := openModel(t, "renewal-race", blindOff(), 120, 40)
 	if m.Snap.View.Pos != 0 {
 		t.Fatalf("fresh model at pos %d", m.Snap.View.Pos)
@@ -98,6 +99,7 @@ func TestNextRunsTheNextEventOnTheServer(t *testing.T) {
 }
 
 func TestNextPastTheEndSaysSo(t *testing.T) {
+	t.Parallel()
 	m := openModel(t, "control", blindOff(), 120, 40)
 	m = press(t, m, "right", "right", "right", "right")
 	if m.Snap.View.Pos != 3 || m.Failure != nil {
@@ -109,6 +111,7 @@ func TestNextPastTheEndSaysSo(t *testing.T) {
 }
 
 func TestPrevStepsBackByReplaying(t *testing.T) {
+	t.Parallel()
 	m := at1075(t, blindOff(), 120, 40)
 	m = press(t, m, "left")
 	if m.Snap.View.Pos != 4 || m.Snap.View.Now != 1070 || m.run.Pos() != 4 {
@@ -136,6 +139,7 @@ func TestPrevStepsBackByReplaying(t *testing.T) {
 }
 
 func TestRenewalToggleFlipsTheTagAt1075(t *testing.T) {
+	t.Parallel()
 	m := at1075(t, blindOff(), 120, 40)
 	if tag := lastTag(t, m); tag != "UPDATE 1" {
 		t.Fatalf("blind renewal at 1075: tag %q, want UPDATE 1", tag)
@@ -171,6 +175,7 @@ func TestRenewalToggleFlipsTheTagAt1075(t *testing.T) {
 }
 
 func TestFencingCyclesAndSaysWhatChanged(t *testing.T) {
+	t.Parallel()
 	m := openModel(t, "renewal-race", blindOff(), 120, 40)
 	m = press(t, m, "G")
 	if o := m.Snap.View.Outcome; o.Effects != 2 || o.Verdict != scenario.VerdictConflict {
@@ -194,6 +199,7 @@ func TestFencingCyclesAndSaysWhatChanged(t *testing.T) {
 }
 
 func TestStartAndEnd(t *testing.T) {
+	t.Parallel()
 	m := openModel(t, "renewal-race", blindOff(), 120, 40)
 	m = press(t, m, "G")
 	if m.Snap.View.Pos != len(m.Snap.Scenario.Events) || m.Snap.View.Now != m.run.End() {
@@ -209,6 +215,7 @@ func TestStartAndEnd(t *testing.T) {
 }
 
 func TestTicksMoveOneLogicalTime(t *testing.T) {
+	t.Parallel()
 	m := openModel(t, "renewal-race", blindOff(), 120, 40)
 	start := m.run.Start()
 	m = press(t, m, ".", ".")
@@ -229,6 +236,7 @@ func TestTicksMoveOneLogicalTime(t *testing.T) {
 }
 
 func TestPlayRunsToTheEndAndSpacePauses(t *testing.T) {
+	t.Parallel()
 	m := openModel(t, "renewal-race", blindOff(), 120, 40)
 	m = press(t, m, " ")
 	if m.Snap.View.Pos != len(m.Snap.Scenario.Events) || m.Playing {
@@ -260,6 +268,7 @@ func TestPlayRunsToTheEndAndSpacePauses(t *testing.T) {
 }
 
 func TestScenarioChooserSwitchesScenario(t *testing.T) {
+	t.Parallel()
 	m := openModel(t, "renewal-race", enginetest.Knobs(scenario.RenewalCompare, scenario.FencingMonotonic), 120, 40)
 	old := m.run
 	oldSchema := old.Schema()
@@ -310,6 +319,7 @@ func TestScenarioChooserSwitchesScenario(t *testing.T) {
 }
 
 func TestExportWritesJSONAndMarkdown(t *testing.T) {
+	t.Parallel()
 	m := at1075(t, blindOff(), 120, 40)
 	m = press(t, m, "r", "e")
 	if m.Failure != nil {
@@ -361,6 +371,7 @@ func TestExportWritesJSONAndMarkdown(t *testing.T) {
 }
 
 func TestQuitKeys(t *testing.T) {
+	t.Parallel()
 	for _, k := range []string{"q", "ctrl+c"} {
 		t.Run(k, func(t *testing.T) {
 			m := openModel(t, "control", blindOff(), 80, 24)
@@ -387,6 +398,7 @@ func TestQuitKeys(t *testing.T) {
 }
 
 func TestHelpToggles(t *testing.T) {
+	t.Parallel()
 	m := openModel(t, "renewal-race", blindOff(), 120, 40)
 	if strings.Contains(m.View(), "reconnect") {
 		t.Fatal("short help already lists reconnect")
@@ -402,6 +414,7 @@ func TestHelpToggles(t *testing.T) {
 }
 
 func TestFullHelpAtEightyByTwentyFour(t *testing.T) {
+	t.Parallel()
 	m := at1075(t, blindOff(), 80, 24)
 	m = press(t, m, "?")
 	v := m.View()
@@ -415,6 +428,7 @@ func TestFullHelpAtEightyByTwentyFour(t *testing.T) {
 
 // Keys typed faster than the terminal is read reach Update as one message.
 func TestKeysArrivingTogetherAreEachHonoured(t *testing.T) {
+	t.Parallel()
 	m := openModel(t, "renewal-race", blindOff(), 120, 40)
 	m = send(t, m, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("ll?")})
 	if m.Snap.View.Pos != 2 || !m.Help.ShowAll {
@@ -427,6 +441,7 @@ func TestKeysArrivingTogetherAreEachHonoured(t *testing.T) {
 }
 
 func TestReconnectAfterTheServerDroppedUs(t *testing.T) {
+	t.Parallel()
 	m := at1075(t, blindOff(), 120, 40)
 	before := m.View()
 	// Drop every session of this run, as a server restart would.
@@ -491,6 +506,7 @@ func TestReconnectAfterTheServerDroppedUs(t *testing.T) {
 }
 
 func TestPanicInAStepIsShownNotFatal(t *testing.T) {
+	t.Parallel()
 	m := at1075(t, blindOff(), 120, 40)
 	_, cmd := m.exec(panicOp{})
 	msg := cmd()
@@ -515,6 +531,7 @@ func (panicOp) String() string                     { return "next" }
 func (panicOp) run(context.Context, Model) outcome { panic("boom") }
 
 func TestKeysWhileBusyAreQueued(t *testing.T) {
+	t.Parallel()
 	m := openModel(t, "renewal-race", blindOff(), 120, 40)
 	nm, cmd1 := m.Update(keyMsg("right"))
 	m = nm.(Model)
@@ -538,6 +555,7 @@ func TestKeysWhileBusyAreQueued(t *testing.T) {
 }
 
 func TestClosedSessionRunsNothing(t *testing.T) {
+	t.Parallel()
 	m := openModel(t, "control", blindOff(), 80, 24)
 	_, cmd := m.Update(keyMsg("right"))
 	if err := m.Close(context.Background()); err != nil {

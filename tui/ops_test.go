@@ -9,6 +9,7 @@ import (
 // at once, named on the busy line, and its outcome leaves the model idle
 // with no error shown. The names are the busy line's words.
 func TestKeyOpsRunUnderTheirNames(t *testing.T) {
+	t.Parallel()
 	m := at1075(t, blindOff(), 120, 40)
 	want := []string{"next", "previous", "tick forward", "tick back", "start", "end", "renewal toggle", "fencing cycle", "export"}
 	ops := m.keyOps()

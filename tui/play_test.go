@@ -61,6 +61,7 @@ func choose(t *testing.T, m Model, prefix string) Model {
 // shows only what can be made, and the goal panel says when the stale
 // write got through.
 func TestPlayModeReachesTheStaleWriteGoal(t *testing.T) {
+	t.Parallel()
 	m := openModel(t, "renewal-race", blindOff(), 120, 40)
 	m = press(t, m, "p")
 	if !m.Play.On || !strings.Contains(m.View(), "Your move") || !strings.Contains(m.View(), "Goals under blind/off") {
@@ -116,6 +117,7 @@ func TestPlayModeReachesTheStaleWriteGoal(t *testing.T) {
 // A dropped message leaves the flight list, and stepping back then
 // choosing differently forks the path.
 func TestPlayModeDropAndFork(t *testing.T) {
+	t.Parallel()
 	m := openModel(t, "renewal-race", compareMonotonic(), 120, 40)
 	m = press(t, m, "p")
 	m = choose(t, m, "A:send hb1")
@@ -150,6 +152,7 @@ func TestPlayModeDropAndFork(t *testing.T) {
 // A question comes before its step; the step runs once a choice is made,
 // and the screen says whether it was right, from the real result.
 func TestPredictThenReveal(t *testing.T) {
+	t.Parallel()
 	sc, err := scenario.LoadFile("testdata/ask-race.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -210,6 +213,7 @@ func TestPredictThenReveal(t *testing.T) {
 // renderer's golden screens of them
 // (tui/screen/testdata/TestGoldenPlayScreens/*.golden).
 func TestGoldenPlayScreens(t *testing.T) {
+	t.Parallel()
 	sc, err := scenario.LoadFile("testdata/ask-race.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -238,6 +242,7 @@ func TestGoldenPlayScreens(t *testing.T) {
 // The goal panel quotes the search of every schedule: par where a goal
 // can be reached, and that it cannot under the repair.
 func TestGoalPanelQuotesTheSearch(t *testing.T) {
+	t.Parallel()
 	m := openModel(t, "renewal-race", compareMonotonic(), 120, 40)
 	m = press(t, m, "p")
 	v := strings.Join(strings.Fields(m.View()), " ")
@@ -255,6 +260,7 @@ func TestGoalPanelQuotesTheSearch(t *testing.T) {
 // the move played and the one it replaced, and every played move by its
 // text form.
 func TestPlaySessionLogNamesMovesAndForks(t *testing.T) {
+	t.Parallel()
 	m := openModel(t, "renewal-race", blindOff(), 120, 40)
 	m = press(t, m, "p")
 	m = choose(t, m, "A:send hb1")
@@ -296,6 +302,7 @@ func TestPlaySessionLogNamesMovesAndForks(t *testing.T) {
 // --play opens with its keys on screen and no scripted story: the SQL box
 // and the narration say the learner makes the moves.
 func TestPlayOpensWithItsKeys(t *testing.T) {
+	t.Parallel()
 	sc, err := scenario.Builtin("renewal-race")
 	if err != nil {
 		t.Fatal(err)
@@ -321,6 +328,7 @@ func TestPlayOpensWithItsKeys(t *testing.T) {
 // a move, and across a scenario switch; enter then plays the first entry,
 // never one nobody aimed at.
 func TestPlayMenuCursorResetsWhenTheListChanges(t *testing.T) {
+	t.Parallel()
 	m := openModel(t, "renewal-race", blindOff(), 120, 40)
 	m = press(t, m, "p", "down", "down")
 	if m.Play.At != 2 {
@@ -343,6 +351,7 @@ func TestPlayMenuCursorResetsWhenTheListChanges(t *testing.T) {
 // A question answered again after a step back counts once: the first
 // prediction is the one the tally keeps.
 func TestTallyCountsAQuestionOnce(t *testing.T) {
+	t.Parallel()
 	sc, err := scenario.LoadFile("testdata/ask-race.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -361,6 +370,7 @@ func TestTallyCountsAQuestionOnce(t *testing.T) {
 // 80×24 --play on renewal-race blind/off shows the goals, the verdict and
 // the key hint, and the menu's cursor stays on screen through 12 ↓.
 func TestPlayAt80x24(t *testing.T) {
+	t.Parallel()
 	sc, err := scenario.Builtin("renewal-race")
 	if err != nil {
 		t.Fatal(err)
@@ -389,6 +399,7 @@ func TestPlayAt80x24(t *testing.T) {
 // landed, they predict a conflict for A's write; the screen says why it is
 // safe from the run's own state, on the screen, at 80×24 too.
 func TestAMissSaysWhy(t *testing.T) {
+	t.Parallel()
 	sc, err := scenario.Builtin("renewal-race")
 	if err != nil {
 		t.Fatal(err)
@@ -419,6 +430,7 @@ func TestAMissSaysWhy(t *testing.T) {
 // panel says compare-and-renew alone rules it out and points to
 // paused-holder, where it does not.
 func TestCompareAlonePointsToPausedHolder(t *testing.T) {
+	t.Parallel()
 	m := openModel(t, "renewal-race", compareOff(), 120, 40)
 	m = press(t, m, "p")
 	v := strings.Join(strings.Fields(m.View()), " ")
@@ -435,6 +447,7 @@ func TestCompareAlonePointsToPausedHolder(t *testing.T) {
 // find it at 80×24; the exported Markdown, page and JSON carry the same
 // words.
 func TestImpossibleGoalNamesTheCut(t *testing.T) {
+	t.Parallel()
 	m := openModel(t, "renewal-race", compareMonotonic(), 120, 40)
 	m = press(t, m, "p")
 	var cut string

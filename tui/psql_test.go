@@ -69,6 +69,7 @@ func psqlRun(t *testing.T, line, query string) string {
 // help, runs it with the real psql and sees what the screen shows; R
 // keeps it true, and a scenario switch changes it to the new run's schema.
 func TestFullHelpShowsPsqlBesideTheRun(t *testing.T) {
+	t.Parallel()
 	m := at1075(t, blindOff(), 120, 40)
 	if strings.Contains(m.View(), "psql") {
 		t.Fatalf("the short help already shows psql:\n%s", m.View())
@@ -122,6 +123,7 @@ func TestFullHelpShowsPsqlBesideTheRun(t *testing.T) {
 }
 
 func TestFullHelpOfAReplayHasNoPsql(t *testing.T) {
+	t.Parallel()
 	rp, err := engine.ShippedReplay("renewal-race", blindOff())
 	if err != nil {
 		t.Fatal(err)
@@ -140,6 +142,7 @@ func TestFullHelpOfAReplayHasNoPsql(t *testing.T) {
 // in a buffer: the line of the run opened at start, then of the scenario
 // switched to; both work with the real psql.
 func TestRunWritesThePsqlLineToStderr(t *testing.T) {
+	t.Parallel()
 	stderr := &termOut{}
 	at := int64(1075)
 	keys, out, done := runTUI(t, context.Background(), Options{
@@ -226,6 +229,7 @@ func withPassword(t *testing.T, secret string) (dsn, password string) {
 // the full help says to set PGPASSWORD and never shows the password; for
 // a container leaserace started it says psql cannot log in from outside.
 func TestFullHelpSaysToSetPGPASSWORD(t *testing.T) {
+	t.Parallel()
 	dsn, secret := withPassword(t, "never-shown-pw-4711")
 	for _, c := range []struct{ provider, want string }{
 		{"dsn", "set PGPASSWORD to it first"},
@@ -270,6 +274,7 @@ func TestFullHelpSaysToSetPGPASSWORD(t *testing.T) {
 // of the same run, and also when the op failed after opening the run,
 // whose psql line then replaces the old one.
 func TestAnotherRunIsToldByItself(t *testing.T) {
+	t.Parallel()
 	m := openModel(t, "renewal-race", blindOff(), 120, 40)
 	var stderr bytes.Buffer
 	m.stderr = &stderr

@@ -73,6 +73,7 @@ func shippedTranscript(t testing.TB, name string, k scenario.Knobs) transcript.T
 // recorded UPDATE 1 under the REPLAY banner, r switches to the compare
 // recording (UPDATE 0), and the other keys move as they do live.
 func TestReplayStepsThroughTheRecording(t *testing.T) {
+	t.Parallel()
 	for _, sz := range [][2]int{{120, 40}, {80, 24}} {
 		m := replayModel(t, shippedReplay(t, "renewal-race", blindOff()), "", sz[0], sz[1])
 		v := m.View()
@@ -141,6 +142,7 @@ func TestReplayStepsThroughTheRecording(t *testing.T) {
 // A replay shows what the live TUI shows at the same moment: the same
 // frame, under the REPLAY banner.
 func TestReplayFrameMatchesTheLiveFrame(t *testing.T) {
+	t.Parallel()
 	for _, k := range []scenario.Knobs{blindOff(), enginetest.Knobs(scenario.RenewalCompare, scenario.FencingMonotonic)} {
 		live := at1075(t, k, 200, 60)
 		m := replayModel(t, shippedReplay(t, "renewal-race", k), "", 200, 60)
@@ -158,6 +160,7 @@ func TestReplayFrameMatchesTheLiveFrame(t *testing.T) {
 }
 
 func TestReplayWithoutARecordingSaysSo(t *testing.T) {
+	t.Parallel()
 	rp, err := engine.NewReplay(engine.Recording{Transcript: shippedTranscript(t, "renewal-race", blindOff()), Origin: "/tmp/talk.json"})
 	if err != nil {
 		t.Fatal(err)
@@ -181,6 +184,7 @@ func TestReplayWithoutARecordingSaysSo(t *testing.T) {
 }
 
 func TestOfflineBannerSaysWhyAndHowToSwitch(t *testing.T) {
+	t.Parallel()
 	why := "container: no Docker engine answers; local: PostgreSQL server binaries not found"
 	m := replayModel(t, shippedReplay(t, "renewal-race", blindOff()), why, 80, 24)
 	v := strings.Join(strings.Fields(m.View()), " ")
@@ -209,6 +213,7 @@ func TestOfflineBannerSaysWhyAndHowToSwitch(t *testing.T) {
 }
 
 func TestOfflineReason(t *testing.T) {
+	t.Parallel()
 	err := fmt.Errorf("could not start PostgreSQL with the auto provider: %w", &pgserver.NoServerError{Failures: []pgserver.ProviderFailure{
 		{Provider: "container", Err: fmt.Errorf("%w: install Docker and start it: %w", pgserver.ErrNoDocker, errors.New("Cannot connect"))},
 		{Provider: "local", Err: errors.New("initdb failed: exit status 1\ninitdb: error: something: else")},
@@ -245,6 +250,7 @@ func sessionTranscript(t testing.TB) transcript.Transcript {
 // A file that holds a session offers to walk it; ] and [ go through the
 // presenter's actions, toggles included, on the recordings.
 func TestReplayWalksTheRecordedSession(t *testing.T) {
+	t.Parallel()
 	tr := sessionTranscript(t)
 	recs := []engine.Recording{{Transcript: tr, Origin: "talk.json"}}
 	for _, r := range mustShipped(t, "renewal-race") {
@@ -304,6 +310,7 @@ func mustShipped(t testing.TB, name string) []engine.Recording {
 // e in a replay writes json, md, mmd, cast and html; the JSON is the recording
 // itself, digest for digest, with the replay's own session.
 func TestReplayExportWritesEveryFormat(t *testing.T) {
+	t.Parallel()
 	m := replayModel(t, shippedReplay(t, "renewal-race", blindOff()), "", 120, 40)
 	m = press(t, m, "G", "e")
 	if m.Failure != nil {
@@ -353,6 +360,7 @@ func flatText(s string) string { return strings.Join(strings.Fields(s), " ") }
 // Run falls back to the shipped recordings when the provider cannot start
 // and Fallback is set: the banner says why, and q ends it without error.
 func TestRunFallsBackToRecordings(t *testing.T) {
+	t.Parallel()
 	at := int64(1075)
 	keys, out, done := runTUI(t, context.Background(), withDSN(Options{Fallback: true, At: &at}, "postgres://nobody@127.0.0.1:1/none?connect_timeout=2"))
 	// 80×24 by default: the short banner.
@@ -368,6 +376,7 @@ func TestRunFallsBackToRecordings(t *testing.T) {
 
 // A scenario file has no shipped recordings: the provider's failure stands.
 func TestRunFallbackNeedsABuiltinScenario(t *testing.T) {
+	t.Parallel()
 	file := filepath.Join(t.TempDir(), "renewal-race.yaml")
 	src, err := os.ReadFile(filepath.Join("..", "assets", "scenarios", "renewal-race.yaml"))
 	if err != nil {
@@ -384,6 +393,7 @@ func TestRunFallbackNeedsABuiltinScenario(t *testing.T) {
 }
 
 func TestRunShowsAReplay(t *testing.T) {
+	t.Parallel()
 	keys, out, done := runTUI(t, context.Background(), Options{Replay: shippedReplay(t, "control", blindOff())})
 	out.waitFor(t, "REPLAY")
 	if _, err := keys.Write([]byte("lq")); err != nil {
@@ -397,6 +407,7 @@ func TestRunShowsAReplay(t *testing.T) {
 // A played run's recording opens with what it reached: its goals against
 // par and the goal another run of the session reached.
 func TestReplayOfAPlayedRunNamesItsGoals(t *testing.T) {
+	t.Parallel()
 	tr := shippedTranscript(t, "renewal-race", blindOff())
 	tr.Played = &transcript.Played{
 		Goals: []transcript.GoalRecord{

@@ -141,6 +141,7 @@ func TestRunStepsAndQuitsCleaningUp(t *testing.T) {
 }
 
 func TestRunStopsOnContextCancel(t *testing.T) {
+	t.Parallel()
 	// A database of its own: the schemas listed there are this test's.
 	dsn := pgtest.ScratchDSN(t, pgtest.DSN(t), "lr_tui_")
 	before := runSchemas(t, dsn)
@@ -163,6 +164,7 @@ func TestRunStopsOnContextCancel(t *testing.T) {
 }
 
 func TestRunReportsAProviderThatCannotStart(t *testing.T) {
+	t.Parallel()
 	_, _, done := runTUI(t, context.Background(), withDSN(Options{}, "postgres://nobody@127.0.0.1:1/none?connect_timeout=2"))
 	err := waitRun(t, done)
 	if err == nil || !strings.Contains(err.Error(), "dsn provider") {
@@ -171,6 +173,7 @@ func TestRunReportsAProviderThatCannotStart(t *testing.T) {
 }
 
 func TestBootScreenNamesTheProviderAndItsProgress(t *testing.T) {
+	t.Parallel()
 	m := newModel(context.Background(), tuitest.ASCIIRenderer(), "", nil)
 	m.Boot = screen.NewBoot(m.Styles, "local")
 	for _, l := range []string{"initdb", "starting postgres"} {
@@ -193,6 +196,7 @@ func TestBootScreenNamesTheProviderAndItsProgress(t *testing.T) {
 }
 
 func TestRunRejectsBadOptions(t *testing.T) {
+	t.Parallel()
 	const dsn = "postgres://unused"
 	for name, o := range map[string]Options{
 		"no provider":      {},

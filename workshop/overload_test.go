@@ -17,6 +17,7 @@ import (
 // meanwhile. Once the lock goes, the board has the attendee's newest
 // position, and their screen never said the room did not take a report.
 func TestSlowRoomDelaysReports(t *testing.T) {
+	t.Parallel()
 	d := scratch(t)
 	r := serve(t, d, workshop.Config{Room: "slow"})
 	c := attend(t, r, "ada")

@@ -22,6 +22,7 @@ import (
 // screen hears of the outage once it passes the bound and hears it end,
 // and everything lands once the lock goes.
 func TestReportsRetryThroughAnOutage(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	base := pgtest.DSN(t)
@@ -138,6 +139,7 @@ func TestReportsRetryThroughAnOutage(t *testing.T) {
 // go in one round trip, each gets its own result (a seat that is gone gets
 // ErrNoSeat, the others land), and a seat reported twice lands its newest.
 func TestSeatBatcherSendsWhatWaitsTogether(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	base := pgtest.DSN(t)

@@ -39,6 +39,7 @@ func (h *heldRoom) report(ctx context.Context, s room.Seat) error {
 // if one replaced it meanwhile, or with the same one if none did; and the
 // room's figures count one report waiting through all of it.
 func TestReportOnItsWayInABubble(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		h := &heldRoom{answers: make(chan error)}
 		var stats Backlog

@@ -25,6 +25,7 @@ import (
 // own rows. The session that changes alice's lease is named for her, the
 // actor and her run's schema, and no statement of hers names another.
 func TestAttendeesStepIndependently(t *testing.T) {
+	t.Parallel()
 	d := scratch(t)
 	r := serve(t, d, workshop.Config{Room: "apart"})
 	alice, aliceRun := attendRun(t, d, r, "alice")
@@ -190,6 +191,7 @@ func watchAppNames(t *testing.T, d db) func() []string {
 // away, so the presenter's steps no longer move that attendee's run, and F
 // again rejoins where the presenter is; P pushes even to one on their own.
 func TestFollowThePresenter(t *testing.T) {
+	t.Parallel()
 	d := scratch(t)
 	r := serve(t, d, workshop.Config{Room: "follow"})
 	p := present(t, d, "follow")
@@ -256,6 +258,7 @@ func seatOf(t testing.TB, s *room.Store, name string) room.Seat {
 // TestVoteReachesTheBoard: an attendee's answer to a question is tallied on
 // the board, in the store and on the presenter's screen.
 func TestVoteReachesTheBoard(t *testing.T) {
+	t.Parallel()
 	d := scratch(t)
 	r := serve(t, d, workshop.Config{Room: "vote"})
 	p := present(t, d, "vote")
@@ -285,6 +288,7 @@ func TestVoteReachesTheBoard(t *testing.T) {
 // query, a client without a PTY and a 10x5 window are each handled on
 // their own, while an attendee and the presenter carry on.
 func TestOddClientsDisturbNobody(t *testing.T) {
+	t.Parallel()
 	d := scratch(t)
 	r := serve(t, d, workshop.Config{Room: "odd"})
 	p := present(t, d, "odd")
@@ -330,6 +334,7 @@ func TestOddClientsDisturbNobody(t *testing.T) {
 // PostgreSQL; an attendee on each follows the one presenter, and the
 // board shows both with the server they are on.
 func TestTwoServersOneRoom(t *testing.T) {
+	t.Parallel()
 	d := scratch(t)
 	r1 := serve(t, d, workshop.Config{Room: "shared"})
 	r2 := serve(t, d, workshop.Config{Room: "shared"})
@@ -373,6 +378,7 @@ func TestTwoServersOneRoom(t *testing.T) {
 // without a goodbye (ssh killed with -9), and one who goes silent until
 // the idle timeout, leave no schema and no seat; the others carry on.
 func TestVanishedClientLeavesNothing(t *testing.T) {
+	t.Parallel()
 	d := scratch(t)
 	r := serve(t, d, workshop.Config{Room: "vanish", SSH: sshroom.Config{IdleTimeout: 3 * time.Second}})
 	// Only carol falls silent: alice and bob keep typing from the moment
@@ -496,6 +502,7 @@ func TestShutdownLeavesNothing(t *testing.T) {
 // TestStartFailureLeavesNothing: a room that cannot bind its port starts
 // nothing else, and leaves no schema or connection behind.
 func TestStartFailureLeavesNothing(t *testing.T) {
+	t.Parallel()
 	d := scratch(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

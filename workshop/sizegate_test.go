@@ -16,6 +16,7 @@ import (
 // gate; one of exactly the TUI's minimum gets the TUI, drawn whole and not
 // its own too-small line.
 func TestRoomGatesByTheTUIRule(t *testing.T) {
+	t.Parallel()
 	d := scratch(t)
 	r := serve(t, d, workshop.Config{Room: "edge"})
 	addr := r.Addr().String()

@@ -54,6 +54,7 @@ func TestCrashingChild(t *testing.T) {
 }
 
 func TestWatcherCleansUp(t *testing.T) {
+	t.Parallel()
 	needLocal(t) // skips or fails here the way the child would
 	for _, how := range []string{"panic", "interrupt"} {
 		t.Run(how, func(t *testing.T) {
@@ -113,6 +114,7 @@ func TestWatcherCleansUp(t *testing.T) {
 // (what a fuzz coordinator does to a worker that is slow to stop, or a
 // SIGKILL) leaves neither the directory nor initdb behind.
 func TestWatcherCleansUpAClusterStillBeingMade(t *testing.T) {
+	t.Parallel()
 	needLocal(t) // skips or fails here the way the child would
 	// The child makes its cluster here, so that no other test's shows up.
 	tmp, err := os.MkdirTemp("", "lrk")
@@ -159,6 +161,7 @@ func TestWatcherCleansUpAClusterStillBeingMade(t *testing.T) {
 // its container leaves no container behind, although Docker finishes the
 // create after its client is gone.
 func TestWatcherCleansUpAContainerStillStarting(t *testing.T) {
+	t.Parallel()
 	if _, err := mustHarness(t).container.get(); err != nil {
 		unavailable(t, fmt.Sprintf("no container provider here: %v", err))
 	}
@@ -328,6 +331,7 @@ func TestDSNFromEnvironmentLeavesEnvironmentAlone(t *testing.T) {
 // what one open made; the close, after the tests, runs each close once,
 // the last made first, and reports their errors.
 func TestSharedIsMadeOnceAndClosedLastFirst(t *testing.T) {
+	t.Parallel()
 	h := newHarness()
 	var opened, closed []string
 	open := func(name string, closeErr error) func(context.Context) (string, func(context.Context) error, error) {

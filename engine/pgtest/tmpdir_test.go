@@ -11,6 +11,7 @@ import (
 // The package's tests, and the servers they start, keep their files in
 // the directory Main made on the memory filesystem.
 func TestTemporaryFilesLiveInMainsDirectory(t *testing.T) {
+	t.Parallel()
 	h := mustHarness(t)
 	if h.tmp.dir == "" {
 		t.Skipf("Main made no temporary directory: %s", h.tmpWhy)
@@ -41,6 +42,7 @@ func TestTemporaryFilesLiveInMainsDirectory(t *testing.T) {
 }
 
 func TestTemporaryDirectoryCloseNamesALeakedCluster(t *testing.T) {
+	t.Parallel()
 	for _, leak := range []bool{false, true} {
 		dir, err := os.MkdirTemp("", "lrs")
 		if err != nil {

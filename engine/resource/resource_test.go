@@ -161,6 +161,7 @@ func resAdmits(f scenario.Fencing, stored, epoch int64) bool {
 // 1 to 3, under each policy over HTTP: off and strict fail exactly the checks
 // the seed says they fail, monotonic passes all.
 func TestResourceFixtures(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	_, rc := resStart(t, scenario.FencingMonotonic)
 	wantFailed := map[scenario.Fencing][]string{
@@ -225,6 +226,7 @@ func TestResourceFixtures(t *testing.T) {
 }
 
 func TestResourceRejectReasons(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	_, rc := resStart(t, scenario.FencingMonotonic)
 	if _, err := rc.Reset(ctx, 2, json.RawMessage(`"x"`)); err != nil {
@@ -253,6 +255,7 @@ func TestResourceRejectReasons(t *testing.T) {
 }
 
 func TestResourceWriteReportsItsSQL(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	_, rc := resStart(t, scenario.FencingMonotonic)
 	for _, f := range scenario.Fencings() {
@@ -277,6 +280,7 @@ func TestResourceWriteReportsItsSQL(t *testing.T) {
 }
 
 func TestResourceBoundaryEpochs(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	res, rc := resStart(t, scenario.FencingMonotonic)
 	u := res.URL()
@@ -319,6 +323,7 @@ func TestResourceBoundaryEpochs(t *testing.T) {
 }
 
 func TestResourceValuesAnyJSON(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	_, rc := resStart(t, scenario.FencingOff)
 	deep := strings.Repeat("[", 5000) + strings.Repeat("]", 5000)
@@ -340,6 +345,7 @@ func TestResourceValuesAnyJSON(t *testing.T) {
 // TestResourceValueBeyondFloat64: 2e700 is valid JSON and a valid jsonb
 // number, but no float64; the client must carry it as written.
 func TestResourceValueBeyondFloat64(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	_, rc := resStart(t, scenario.FencingMonotonic)
 	wr, err := rc.Write(ctx, "w", 1, json.RawMessage(`2e700`))
@@ -357,6 +363,7 @@ func TestResourceValueBeyondFloat64(t *testing.T) {
 }
 
 func TestResourceResetClearsEffects(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	_, rc := resStart(t, scenario.FencingMonotonic)
 	for round := 0; round < 2; round++ {
@@ -383,6 +390,7 @@ func TestResourceResetClearsEffects(t *testing.T) {
 // TestResourceBadInput sends every kind of bad request and checks each is
 // refused with a message and leaves the state and effects exactly as they were.
 func TestResourceBadInput(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	res, rc := resStart(t, scenario.FencingMonotonic)
 	u := res.URL()
@@ -470,6 +478,7 @@ func TestResourceBadInput(t *testing.T) {
 }
 
 func TestResourceMethodsAndPaths(t *testing.T) {
+	t.Parallel()
 	res, _ := resStart(t, scenario.FencingMonotonic)
 	u := res.URL()
 	for _, c := range []struct {
@@ -501,6 +510,7 @@ func TestResourceMethodsAndPaths(t *testing.T) {
 }
 
 func TestResourceFencingSwitchLive(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	res, rc := resStart(t, scenario.FencingStrict)
 	if f, err := rc.Fencing(ctx); err != nil || f != scenario.FencingStrict {
@@ -566,6 +576,7 @@ func TestResourceFencingSwitchLive(t *testing.T) {
 // under monotonic fencing. Whatever the interleaving, the log must read as if
 // the writes ran one at a time.
 func TestResourceConcurrentWriters(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	_, rc := resStart(t, scenario.FencingMonotonic)
 	if _, err := rc.Reset(ctx, 0, nil); err != nil {
@@ -662,6 +673,7 @@ func resWaitForLockWait(t *testing.T, probe *pgx.Conn, pid uint32, app string) {
 // to wait. Writer B checks epoch 7 against a snapshot holding 5, waits for A
 // (who writes 10), then re-checks against 10 and changes nothing.
 func TestFencingStatementRechecksAfterLockWait(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	res, rc := resStart(t, scenario.FencingMonotonic)
 	if _, err := rc.Reset(ctx, 5, json.RawMessage(`"five"`)); err != nil {
@@ -731,6 +743,7 @@ func TestFencingStatementRechecksAfterLockWait(t *testing.T) {
 // them wait and re-check. The stored epoch must end at the highest epoch any
 // of them was allowed to write.
 func TestFencingStatementUnderContention(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	res, rc := resStart(t, scenario.FencingMonotonic)
 	if _, err := rc.Reset(ctx, 0, nil); err != nil {
@@ -781,6 +794,7 @@ func TestFencingStatementUnderContention(t *testing.T) {
 }
 
 func TestResourceCloseDropsSchemaAndFreesPort(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dsn := pgtest.DSN(t)
 	res, err := resource.Start(ctx, resource.Config{DSN: dsn})
@@ -837,6 +851,7 @@ func TestResourceCloseDropsSchemaAndFreesPort(t *testing.T) {
 }
 
 func TestResourceNamedSchemaIsKept(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dsn := pgtest.DSN(t)
 	schema := fmt.Sprintf("lr_res_kept_%d", time.Now().UnixNano())
@@ -873,6 +888,7 @@ func TestResourceNamedSchemaIsKept(t *testing.T) {
 }
 
 func TestStartResourceChecksItsConfig(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	// No server behind this DSN: each refusal must come before any connection.
 	nowhere := "host=/nonexistent/leaserace user=u password=sekrit-pw dbname=d connect_timeout=2"
@@ -908,6 +924,7 @@ func TestStartResourceChecksItsConfig(t *testing.T) {
 }
 
 func TestResourceStoreUnavailable(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	// The DSN's password (or one added, which a trust server ignores) must
 	// appear in no answer.
@@ -965,6 +982,7 @@ func TestResourceStoreUnavailable(t *testing.T) {
 // when PostgreSQL restarts) the resource notices before it uses them and
 // connects again, so the next request still succeeds.
 func TestResourceOutlivesDeadSessions(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dsn := pgtest.DSN(t)
 	app := fmt.Sprintf("leaserace resource test %d", time.Now().UnixNano())
@@ -994,6 +1012,7 @@ func TestResourceOutlivesDeadSessions(t *testing.T) {
 }
 
 func TestResourceClientErrors(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -1210,6 +1229,7 @@ func BenchmarkResourceWrite(b *testing.B) {
 // point at it. With one connection it is surely the same one: a run that
 // writes for the first time afterwards must still be served.
 func TestResourceRunOutlivesARemovedRun(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t) // before the deadline: it may start the cluster
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -21,6 +21,7 @@ import (
 // each other with fencing of their own, removed with their schema, and
 // whatever is left goes with Close.
 func TestResourceRunsAPI(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t) // before the deadline: it may start the cluster
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

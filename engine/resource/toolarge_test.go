@@ -67,6 +67,7 @@ func resRead413(t *testing.T, br *bufio.Reader) {
 // A client that writes its whole oversized request before reading anything
 // still reads the 413 and its message, instead of a reset connection.
 func TestResourceTooLargeReachesClientThatWritesFirst(t *testing.T) {
+	t.Parallel()
 	res, _ := resStart(t, scenario.FencingMonotonic)
 	body := resBigBody(8 << 20)
 	for _, chunked := range []bool{false, true} {
@@ -108,6 +109,7 @@ func TestResourceTooLargeReachesClientThatWritesFirst(t *testing.T) {
 // declared that large is not read at all; one sent in chunks is read up to
 // the bound.
 func TestResourceTooLargeGivesUp(t *testing.T) {
+	t.Parallel()
 	res, _ := resStart(t, scenario.FencingMonotonic)
 	const size = 100 << 20
 	head := "POST /writes HTTP/1.1\r\nHost: leaserace\r\nContent-Type: application/json\r\n"

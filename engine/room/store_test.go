@@ -153,6 +153,7 @@ func join(t testing.TB, s *room.Store, name string) room.Seat {
 // sees the other's seats, in join order, and a report on one reaches the
 // other's board and its subscriber.
 func TestTwoServersFormOneRoom(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	ctx := enginetest.Ctx(t)
 	name := fresh(t, dsn, "two_servers")
@@ -199,6 +200,7 @@ func TestTwoServersFormOneRoom(t *testing.T) {
 // second, whole and in order: a pushed lead followed at once by another is
 // not lost.
 func TestLeadReachesEveryServer(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	ctx := enginetest.Ctx(t)
 	name := fresh(t, dsn, "lead")
@@ -248,6 +250,7 @@ func TestLeadReachesEveryServer(t *testing.T) {
 // Votes reach the board's tally, one per seat and question; goals are
 // counted per seat; a seat that leaves takes both with it.
 func TestVotesAndGoalsReachTheBoard(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	ctx := enginetest.Ctx(t)
 	name := fresh(t, dsn, "votes")
@@ -306,6 +309,7 @@ func TestVotesAndGoalsReachTheBoard(t *testing.T) {
 // Leave removes one seat, Close every seat of its process; what is gone
 // says ErrNoSeat, and a closed store ErrClosed.
 func TestLeaveAndCloseRemoveSeats(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	ctx := enginetest.Ctx(t)
 	name := fresh(t, dsn, "leave")
@@ -377,6 +381,7 @@ func staleBeat(t testing.TB, c *pgx.Conn, name, server string) bool {
 // a live one removes them once the dead one has been silent for its idle
 // bound, and the live one's own seats stay.
 func TestSweepRemovesTheSeatsOfADeadServer(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	ctx := enginetest.Ctx(t)
 	name := fresh(t, dsn, "sweep")
@@ -413,6 +418,7 @@ func TestSweepRemovesTheSeatsOfADeadServer(t *testing.T) {
 // Open sweeps too: a room whose only process died is cleaned up by the
 // next one to open it, before Open returns.
 func TestOpenSweepsTheSeatsOfADeadServer(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	name := fresh(t, dsn, "open_sweep")
 	dead := open(t, dsn, name, "dead", room.Options{Idle: time.Second})
@@ -431,6 +437,7 @@ func TestOpenSweepsTheSeatsOfADeadServer(t *testing.T) {
 
 // Two serve processes starting at once open the same new room.
 func TestConcurrentOpensOfOneRoom(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	ctx := enginetest.Ctx(t)
 	for round := range 3 {
@@ -484,6 +491,7 @@ func listeners(t testing.TB, c *pgx.Conn, name string) []int {
 // store says so, reconnects, catches up with the lead it missed and hears
 // the leads set after that.
 func TestListenerSurvivesTerminatedConnection(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	ctx := enginetest.Ctx(t)
 	name := fresh(t, dsn, "terminate")
@@ -546,6 +554,7 @@ func TestListenerSurvivesTerminatedConnection(t *testing.T) {
 }
 
 func TestBadNamesRefused(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"", "Room", "a-b", "x;drop", "a b", "é", `"q"`, strings.Repeat("a", 41)} {
 		// No server: a bad name is refused before any connection.
 		_, err := room.Open(context.Background(), "postgres://nobody@127.0.0.1:1/none", name, "s", room.Options{})
@@ -574,6 +583,7 @@ func TestBadNamesRefused(t *testing.T) {
 // Drop ends the room: every process hears it, the schema is gone, the
 // stores say ErrEnded and still close cleanly, and no connection stays.
 func TestDropLeavesNothing(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	ctx := enginetest.Ctx(t)
 	name := fresh(t, dsn, "drop")
@@ -630,6 +640,7 @@ func TestDropLeavesNothing(t *testing.T) {
 // A burst of reports from many attendees reaches the presenter as a few
 // board events, and the store never holds more than MaxConns connections.
 func TestBoardEventsAreDebouncedAndConnectionsBounded(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	ctx := enginetest.Ctx(t)
 	name := fresh(t, dsn, "burst")
@@ -712,6 +723,7 @@ func TestBoardEventsAreDebouncedAndConnectionsBounded(t *testing.T) {
 
 // A subscriber that panics is reported and goes on hearing events.
 func TestPanickingSubscriberGoesOn(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	ctx := enginetest.Ctx(t)
 	name := fresh(t, dsn, "panic")
@@ -743,6 +755,7 @@ func TestPanickingSubscriberGoesOn(t *testing.T) {
 // A connection string that cannot be read or reached never shows its
 // password in the error.
 func TestOpenKeepsPasswordsOutOfErrors(t *testing.T) {
+	t.Parallel()
 	for _, dsn := range []string{
 		"postgres://u:sekrit-pw@127.0.0.1:notaport/db",
 		"host=127.0.0.1 port=1 user=u password=sekrit-pw connect_timeout=2 sslmode=disable",

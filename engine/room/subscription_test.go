@@ -11,6 +11,7 @@ import (
 // every other event is kept, in order; after stop, nothing more is
 // delivered.
 func TestSlowSubscriberInABubble(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		hold := make(chan struct{})
 		var got []EventKind

@@ -30,6 +30,7 @@ func stepOf(t *testing.T, tr transcript.Transcript, actor string, a scenario.Act
 // refused write, with the status, fences and reason the resource gave. The
 // words are checked against a real run of the scenario's own events.
 func TestCutNamesTheMove(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	rs, _ := searchAll(t, dsn, "renewal-race")
 
@@ -89,6 +90,7 @@ func TestCutNamesTheMove(t *testing.T) {
 // reaches it: in control only A ever holds the lease, and revoked-writer
 // has no lease at all (its writes carry their own fences).
 func TestCutTwoHolders(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	for name, want := range map[string]string{
 		"control":        "only A ever believed it held the lease",

@@ -77,6 +77,7 @@ func goalReach(t *testing.T, r search.Result, p scenario.Predicate) search.GoalR
 // fencing; under blind/off some do, and the shortest one found, played
 // again move by move, conflicts there and not under the repair.
 func TestSearchRenewalRace(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	rs, _ := searchAll(t, dsn, "renewal-race")
 	if len(rs) != 6 {
@@ -127,6 +128,7 @@ func TestSearchRenewalRace(t *testing.T) {
 // are decided. A goal's par list, played, reaches the goal after exactly
 // par moves by world.GoalsOf; an impossible goal has zero runs.
 func TestSearchGoals(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	rs, _ := searchAll(t, dsn, "renewal-race")
 	sc, _ := scenario.Builtin("renewal-race")
@@ -171,6 +173,7 @@ func TestSearchGoals(t *testing.T) {
 // TestSearchRestoreMatchesReplay: putting a state back with SQL finds the
 // same graph as replaying each state's path from the start, the slow way.
 func TestSearchRestoreMatchesReplay(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	sc, _ := scenario.Builtin("renewal-race")
 	ks := []scenario.Knobs{enginetest.Knobs(scenario.RenewalBlind, scenario.FencingOff), enginetest.Knobs(scenario.RenewalCompare, scenario.FencingStrict)}
@@ -207,6 +210,7 @@ func TestSearchRestoreMatchesReplay(t *testing.T) {
 // knobs is answered from memory, also after Close; another scenario
 // variant is not; progress counts every state.
 func TestSearchCacheAndProgress(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	sc, _ := scenario.Builtin("control")
 	k := enginetest.Knobs(scenario.RenewalBlind, scenario.FencingOff)
@@ -246,6 +250,7 @@ func TestSearchCacheAndProgress(t *testing.T) {
 // TestSearchConcurrentCallers: two callers asking for the same scenario
 // at once get the same answers; one searches, the other waits for it.
 func TestSearchConcurrentCallers(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	sc, _ := scenario.Builtin("control")
 	o := search.New(search.Config{DSN: dsn})

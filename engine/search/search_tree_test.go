@@ -66,6 +66,7 @@ func goalsFor(ps []scenario.Predicate) []scenario.Goal {
 // scenarios: control, and three writes of the second seed's case, where
 // off conflicts and strict blocks in some orders.
 func TestSearchCountsEveryRun(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

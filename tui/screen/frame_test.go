@@ -77,17 +77,22 @@ func TestFrameAtEverySizeNeverPanicsAndFits(t *testing.T) {
 	boot.Boot.Lines = []string{"initdb in /tmp/leaserace-xyz"}
 	states["boot"] = boot
 
+	// One subtest per state, in parallel: a frame is a pure function of
+	// its screen and size, and each state is thousands of them.
 	for name, s := range states {
-		for _, sz := range sizes() {
-			func() {
-				defer func() {
-					if r := recover(); r != nil {
-						t.Fatalf("%s at %d×%d panicked: %v", name, sz[0], sz[1], r)
-					}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			for _, sz := range sizes() {
+				func() {
+					defer func() {
+						if r := recover(); r != nil {
+							t.Fatalf("%s at %d×%d panicked: %v", name, sz[0], sz[1], r)
+						}
+					}()
+					tuitest.CheckFrame(t, name, s.Frame(sz[0], sz[1]), sz[0], sz[1])
 				}()
-				tuitest.CheckFrame(t, name, s.Frame(sz[0], sz[1]), sz[0], sz[1])
-			}()
-		}
+			}
+		})
 	}
 }
 
