@@ -445,6 +445,7 @@ func TestLocalProviderRemovesAbandonedClusters(t *testing.T) {
 }
 
 func TestContainerProviderStartsAndCleansUp(t *testing.T) {
+	t.Parallel() // a container of its own; the package's servers are shared
 	var progress progressLog
 	srv := startContainer(t, progress.add)
 
@@ -520,6 +521,7 @@ func TestContainerProviderStartsAndCleansUp(t *testing.T) {
 }
 
 func TestServersFromEveryProvider(t *testing.T) {
+	t.Parallel()
 	for _, s := range pgtest.Servers(t) {
 		t.Run(s.Provider, func(t *testing.T) { selectOne(t, s.DSN) })
 	}

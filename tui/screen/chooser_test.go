@@ -9,6 +9,7 @@ import (
 // A screen reads the built-ins only when its list first opens, and then
 // lists every one with its title and the cursor on the current scenario.
 func TestChooserReadsBuiltinsWhenItOpens(t *testing.T) {
+	t.Parallel()
 	c := New(nil).Chooser
 	if c.Open || c.Names != nil {
 		t.Fatalf("a new screen's list is open=%v with %d names; want closed and unread", c.Open, len(c.Names))

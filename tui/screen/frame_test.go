@@ -47,6 +47,7 @@ func at1075(t *testing.T) Screen {
 }
 
 func TestFrameAtEverySizeNeverPanicsAndFits(t *testing.T) {
+	t.Parallel()
 	states := map[string]Screen{"start": showing(shipped(t, "renewal-race", blindOff()))}
 	m := at1075(t)
 	states["1075"] = m
@@ -97,6 +98,7 @@ func TestFrameAtEverySizeNeverPanicsAndFits(t *testing.T) {
 }
 
 func TestTooSmallSaysWhatItNeeds(t *testing.T) {
+	t.Parallel()
 	m := showing(shipped(t, "renewal-race", blindOff()))
 	if v := m.Frame(59, 30); !strings.Contains(v, "60×16") || !strings.Contains(v, "59×30") {
 		t.Errorf("too narrow:\n%s", v)
@@ -111,6 +113,7 @@ func TestTooSmallSaysWhatItNeeds(t *testing.T) {
 
 // At 80×24 every part of the story is on screen, wrapped between words.
 func TestEightyByTwentyFourKeepsEverything(t *testing.T) {
+	t.Parallel()
 	r := shipped(t, "renewal-race", blindOff())
 	m := showing(r)
 	for _, k := range []string{"right", "right", "right", "right", "right", "r"} {
@@ -133,6 +136,7 @@ func TestEightyByTwentyFourKeepsEverything(t *testing.T) {
 }
 
 func TestNoColorKeepsEveryStateInWords(t *testing.T) {
+	t.Parallel()
 	r := shipped(t, "renewal-race", blindOff())
 	m := press(t, r, showing(r), "G")
 	plain := m.Frame(120, 40)
@@ -162,6 +166,7 @@ func TestNoColorKeepsEveryStateInWords(t *testing.T) {
 }
 
 func TestStaleHeartbeatIsMarkedInFlight(t *testing.T) {
+	t.Parallel()
 	r := shipped(t, "renewal-race", blindOff())
 	next(t, r, 3) // send, expiry, takeover
 	m := showing(r)
@@ -180,6 +185,7 @@ func TestStaleHeartbeatIsMarkedInFlight(t *testing.T) {
 // one guessed from the error's text; tui's TestFailedPartIsTheEngines
 // checks the blame itself.
 func TestLostServerWording(t *testing.T) {
+	t.Parallel()
 	m := showing(shipped(t, "control", blindOff()))
 	for _, tc := range []struct {
 		err  error

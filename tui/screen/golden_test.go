@@ -83,6 +83,7 @@ func press(t *testing.T, r *engine.Run, s Screen, key string) Screen {
 // testdata/TestGoldenScreens/<moment>-<W>x<H>.golden (-update writes
 // them). The ASCII profile keeps the files free of colour codes.
 func TestGoldenScreens(t *testing.T) {
+	t.Parallel()
 	for _, mo := range moments() {
 		for _, sz := range goldenSizes() {
 			t.Run(fmt.Sprintf("%s-%dx%d", mo.name, sz[0], sz[1]), func(t *testing.T) {
@@ -129,6 +130,7 @@ func askRace(t *testing.T, k scenario.Knobs) (*scenario.Scenario, *engine.Run) {
 // them); tui's TestGoldenPlayScreens reaches them by keys and must draw
 // the same.
 func TestGoldenPlayScreens(t *testing.T) {
+	t.Parallel()
 	for _, sz := range goldenSizes() {
 		size := strconv.Itoa(sz[0]) + "x" + strconv.Itoa(sz[1])
 		t.Run("prediction-prompt-"+size, func(t *testing.T) {

@@ -22,6 +22,7 @@ import (
 // move's result, which lanes' tests hold to the steps), every glyph the
 // lanes show named in the legend, and every row inside the width.
 func TestLanesAtEveryStep(t *testing.T) {
+	t.Parallel()
 	for _, name := range scenario.BuiltinNames() {
 		for _, k := range scenario.AllKnobs() {
 			t.Run(name+"/"+k.String(), func(t *testing.T) {
@@ -156,6 +157,7 @@ func checkFrameLanes(t *testing.T, s Screen, w, h int) {
 // under compare/off, A's lane ends with its resume (made no call) and its
 // write accepted stale, each with its own mark, at 80×24 and 120×40.
 func TestPausedHolderLaneShowsStaleWrite(t *testing.T) {
+	t.Parallel()
 	r := shipped(t, "paused-holder", scenario.Knobs{Renewal: scenario.RenewalCompare, Fencing: scenario.FencingOff})
 	if err := r.SeekTime(context.Background(), 1080); err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ var bareCut = regexp.MustCompile(`(^|│)\s*…\s*($|│)`)
 // No golden screen cuts a section to a bare "…": every cut says which
 // key shows the rest (issue 20).
 func TestGoldenScreensNameWhereACutGoes(t *testing.T) {
+	t.Parallel()
 	files, _ := filepath.Glob("testdata/*/*.golden")
 	if len(files) == 0 {
 		t.Fatal("no golden screens")
@@ -37,6 +38,7 @@ func TestGoldenScreensNameWhereACutGoes(t *testing.T) {
 // The status line keeps to its lines and says that ? shows the rest; with
 // the full help on, it shows every line (a long error read in full).
 func TestStatusSaysWhereTheRestIs(t *testing.T) {
+	t.Parallel()
 	lines := []string{"⚠ The last step failed: R reconnects", "  and replays; the error was long", "  and went on", "  to a fourth line"}
 	var m Screen
 	got := m.clipStatus(lines, 3)

@@ -58,6 +58,7 @@ func follower(r *engine.Run, rend *lipgloss.Renderer, sh *Shared, following bool
 // for the one who found them drawn. The second attendee's frames are drawn
 // by several goroutines at once.
 func TestSharedFramesEqualOwnFrames(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	a := enginetest.Open(t, dsn, "renewal-race", blindOff())
 	b := enginetest.Open(t, dsn, "renewal-race", blindOff())
@@ -163,6 +164,7 @@ func TestSharedFramesEqualOwnFrames(t *testing.T) {
 // on its server before the step), never share: the second draws its own
 // sections, and its frame is its own.
 func TestSharedNeverMixesRuns(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	ctx := enginetest.Ctx(t)
 	a := enginetest.Open(t, dsn, "renewal-race", blindOff())
@@ -218,6 +220,7 @@ func TestSharedNeverMixesRuns(t *testing.T) {
 // A Shared holds at most its bound, dropping the least recently used;
 // what it dropped is drawn again, alike.
 func TestSharedIsBounded(t *testing.T) {
+	t.Parallel()
 	r := enginetest.Open(t, pgtest.DSN(t), "renewal-race", blindOff())
 	next(t, r, 3)
 	sh := NewShared(2)
@@ -240,6 +243,7 @@ func TestSharedIsBounded(t *testing.T) {
 // A replay's frames and a snapshot not taken by SnapshotOf still draw
 // alike through a Shared; the replay's are drawn alone.
 func TestSharedLeavesReplaysAlone(t *testing.T) {
+	t.Parallel()
 	sh := NewShared(0)
 	m := at1075(t)
 	own := m.Frame(120, 40)
@@ -257,6 +261,7 @@ func TestSharedLeavesReplaysAlone(t *testing.T) {
 // the frame drawn through it is the run's own, and the Shared keeps no
 // more step digests than its bound.
 func TestSharedKnowsAStepTakenAgain(t *testing.T) {
+	t.Parallel()
 	ctx := enginetest.Ctx(t)
 	r := enginetest.Open(t, pgtest.DSN(t), "renewal-race", blindOff())
 	next(t, r, 3)

@@ -9,6 +9,7 @@ import (
 // for a larger terminal exactly when TooSmall says the size is too small,
 // and the rule's edge is MinWidth×MinHeight.
 func TestFrameGatesByTooSmall(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		w, h int
 		want bool

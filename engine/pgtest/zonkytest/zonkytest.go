@@ -95,13 +95,15 @@ func build() (Jar, error) {
 }
 
 // writeTxz writes the tree as an xz'd tar through the xz command (Go has
-// no encoder fast enough to build it for every test run).
+// no encoder fast enough to build it for every test run). Preset 0: on
+// this tree it takes 1.9 s of CPU where 1 took 3.2 s, for a jar 5 % larger
+// that unpacks as fast.
 func writeTxz(out *bytes.Buffer, major string) error {
 	path, err := exec.LookPath("xz")
 	if err != nil {
 		return fmt.Errorf("%w: %v", errNoXz, err)
 	}
-	cmd := exec.Command(path, "-1", "-T1", "-c")
+	cmd := exec.Command(path, "-0", "-T1", "-c")
 	cmd.Stdout = out
 	in, err := cmd.StdinPipe()
 	if err != nil {
