@@ -6,7 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/leaserace/leaserace/engine/pgtest"
 )
 
 // loadRef is any attribute by which a page makes a browser load something.
@@ -78,7 +79,10 @@ func TestRunHTMLPageVerifiesAndReplays(t *testing.T) {
 	}
 
 	s, status := tmuxHidden(t, env, 120, 40, "replay", file, "--at", "1080")
-	scr := s.waitFlat("REPLAY p.html", 30*time.Second)
+	s.waitFlat("REPLAY p.html", 3*pgtest.WaitTimeout())
+	// The first frame may be drawn before the pane's size reaches the
+	// program, with the header cut short: wait for its whole line.
+	scr := s.waitFlat("no database in use", pgtest.WaitTimeout())
 	for _, w := range []string{"paused-holder", "no database in use", "t=1080"} {
 		if !strings.Contains(flat(scr), w) {
 			t.Errorf("the replay of the page lacks %q:\n%s", w, scr)

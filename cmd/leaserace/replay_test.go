@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/leaserace/leaserace/engine/pgtest"
 )
 
 // shippedFile is a shipped transcript as seen from this package.
@@ -128,7 +130,7 @@ func (s *tmuxSession) waitFlat(want string, d time.Duration) string {
 // exitStatus waits for the script to record the binary's exit status.
 func exitStatus(t *testing.T, s *tmuxSession, status string) string {
 	t.Helper()
-	for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+	for end := time.Now().Add(3 * pgtest.WaitTimeout()); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
 		if data, err := os.ReadFile(status); err == nil && strings.HasSuffix(string(data), "\n") {
 			return strings.TrimSpace(string(data))
 		}
@@ -150,19 +152,19 @@ func TestReplayWithoutPostgresInTmux(t *testing.T) {
 		t.Fatal(err)
 	}
 	s, status := tmuxHidden(t, env, 120, 40, "replay", file, "--at", "1075", "--export-dir", exportDir)
-	scr := s.waitFlat("UPDATE 1", 30*time.Second)
+	scr := s.waitFlat("UPDATE 1", 3*pgtest.WaitTimeout())
 	for _, want := range []string{"REPLAY renewal-race--blind-off.json", "recorded 2026-", "on local, PostgreSQL", "no database in use", "t=1075"} {
 		if !strings.Contains(flat(scr), want) {
 			t.Errorf("the replay screen lacks %q:\n%s", want, scr)
 		}
 	}
 	s.keys("r")
-	scr = s.waitFlat("UPDATE 0 — zero rows", 10*time.Second)
+	scr = s.waitFlat("UPDATE 0 — zero rows", pgtest.WaitTimeout())
 	if !strings.Contains(flat(scr), "shipped recording renewal-race--compare-off.json") {
 		t.Errorf("the banner does not name the compare recording:\n%s", scr)
 	}
 	s.keys("e")
-	s.waitFlat("✓ exported", 10*time.Second)
+	s.waitFlat("✓ exported", pgtest.WaitTimeout())
 	for _, ext := range []string{".json", ".md", ".mmd", ".cast", ".html"} {
 		m, _ := filepath.Glob(filepath.Join(exportDir, "leaserace-renewal-race-*"+ext))
 		if len(m) != 1 {
@@ -196,7 +198,7 @@ func TestBareLeaseraceFallsBackToRecordings(t *testing.T) {
 	t.Parallel()
 	env := noPostgresEnv(t)
 	s, status := tmuxHidden(t, env, 100, 30, "--at", "1075")
-	scr := s.waitFlat("Showing recorded runs: press r/f to switch between recorded runs.", 60*time.Second)
+	scr := s.waitFlat("Showing recorded runs: press r/f to switch between recorded runs.", 6*pgtest.WaitTimeout())
 	for _, want := range []string{
 		"REPLAY shipped recording renewal-race--blind-off.json",
 		"No PostgreSQL here (container: no Docker engine answers at DOCKER_HOST=unix:///nonexistent/docker.sock; local: PostgreSQL server binaries not found; embedded: could not download PostgreSQL",
@@ -207,9 +209,9 @@ func TestBareLeaseraceFallsBackToRecordings(t *testing.T) {
 		}
 	}
 	s.keys("r")
-	s.waitFlat("UPDATE 0", 10*time.Second)
+	s.waitFlat("UPDATE 0", pgtest.WaitTimeout())
 	s.keys("s", "Down", "Enter")
-	scr = s.waitFlat("opened control", 10*time.Second)
+	scr = s.waitFlat("opened control", pgtest.WaitTimeout())
 	if !strings.Contains(flat(scr), "shipped recording control--compare-off.json") || !strings.Contains(flat(scr), "No PostgreSQL here") {
 		t.Errorf("s did not open the other scenario's recording with the same knobs:\n%s", scr)
 	}
