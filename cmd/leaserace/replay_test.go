@@ -117,7 +117,7 @@ func (s *tmuxSession) waitFlat(want string, d time.Duration) string {
 	end := time.Now().Add(d)
 	var scr string
 	for time.Now().Before(end) {
-		scr = s.screen()
+		scr = s.settled(s.screen())
 		if strings.Contains(flat(scr), want) {
 			return scr
 		}

@@ -62,7 +62,7 @@ func (s *tmuxSession) waitScreen(want string, d time.Duration) string {
 	end := time.Now().Add(d)
 	var scr string
 	for time.Now().Before(end) {
-		scr = s.screen()
+		scr = s.settled(s.screen())
 		if strings.Contains(scr, want) {
 			return scr
 		}
@@ -70,6 +70,25 @@ func (s *tmuxSession) waitScreen(want string, d time.Duration) string {
 	}
 	s.t.Fatalf("the screen never showed %q within %s; last screen:\n%s\n%s", want, d, scr, s.state())
 	return ""
+}
+
+// settled returns the screen once two captures 20 ms apart agree, or the
+// last capture after a second of a screen that keeps changing (a progress
+// line): the caller's own wait goes on from there. tmux can be caught
+// halfway through reading a frame: a test that found one line and then
+// looked for another on the same capture read a frame whose last lines
+// were not there yet.
+func (s *tmuxSession) settled(scr string) string {
+	s.t.Helper()
+	for end := time.Now().Add(time.Second); time.Now().Before(end); {
+		time.Sleep(20 * time.Millisecond)
+		next := s.screen()
+		if next == scr {
+			return scr
+		}
+		scr = next
+	}
+	return scr
 }
 
 func (s *tmuxSession) keys(k ...string) {
