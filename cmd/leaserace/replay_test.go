@@ -114,17 +114,7 @@ func flat(s string) string { return strings.Join(strings.Fields(s), " ") }
 // waitFlat polls the screen until its flattened text holds want.
 func (s *tmuxSession) waitFlat(want string, d time.Duration) string {
 	s.t.Helper()
-	end := time.Now().Add(d)
-	var scr string
-	for time.Now().Before(end) {
-		scr = s.settled(s.screen())
-		if strings.Contains(flat(scr), want) {
-			return scr
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	s.t.Fatalf("the screen never showed %q within %s; last screen:\n%s\n%s", want, d, scr, s.state())
-	return ""
+	return s.waitFor(want, d, func(scr string) bool { return strings.Contains(flat(scr), want) })
 }
 
 // exitStatus waits for the script to record the binary's exit status.

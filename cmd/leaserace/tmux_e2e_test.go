@@ -59,12 +59,20 @@ func (s *tmuxSession) state() string {
 // waitScreen polls the screen until it shows want.
 func (s *tmuxSession) waitScreen(want string, d time.Duration) string {
 	s.t.Helper()
+	return s.waitFor(want, d, func(scr string) bool { return strings.Contains(scr, want) })
+}
+
+// waitFor polls the screen until shows holds for it, settled, and returns
+// it; it fails the test, naming want, after d.
+func (s *tmuxSession) waitFor(want string, d time.Duration, shows func(string) bool) string {
+	s.t.Helper()
 	end := time.Now().Add(d)
 	var scr string
 	for time.Now().Before(end) {
-		scr = s.settled(s.screen())
-		if strings.Contains(scr, want) {
-			return scr
+		if scr = s.screen(); shows(scr) {
+			if scr = s.settled(scr); shows(scr) {
+				return scr
+			}
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

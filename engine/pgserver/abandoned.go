@@ -25,7 +25,7 @@ const abandonedAfter = time.Minute
 // RemoveLocalCluster kills whatever still runs on a local cluster's
 // directory and deletes the directory. It refuses any other directory.
 func RemoveLocalCluster(dir string) error {
-	if !filepath.IsAbs(dir) || !strings.HasPrefix(filepath.Base(dir), clusterDirPrefix) {
+	if !filepath.IsAbs(dir) || !strings.HasPrefix(filepath.Base(dir), ClusterDirPrefix) {
 		return fmt.Errorf("refusing to remove %q: it is not a local cluster's directory", dir)
 	}
 	if pid := runningPostmaster(dir); pid > 0 {
@@ -53,7 +53,7 @@ func RemoveLocalCluster(dir string) error {
 // files) is abandoned once its lock file says a server ran that is gone.
 // Best effort: what it cannot judge or delete it leaves alone.
 func removeAbandoned(parent string, me *owner, serverUID int, progress func(string)) {
-	dirs, _ := filepath.Glob(filepath.Join(parent, clusterDirPrefix+"*"))
+	dirs, _ := filepath.Glob(filepath.Join(parent, ClusterDirPrefix+"*"))
 	for _, dir := range dirs {
 		why, ok := abandonedCluster(dir, me, serverUID)
 		if !ok {

@@ -88,7 +88,7 @@ func startCluster(ctx context.Context, c cluster, progress func(string)) (*Serve
 		serverUID = int(cred.Uid)
 	}
 	removeAbandoned(parent, me, serverUID, progress)
-	dir, err := os.MkdirTemp(parent, clusterDirPrefix)
+	dir, err := os.MkdirTemp(parent, ClusterDirPrefix)
 	if err != nil {
 		return nil, fmt.Errorf("making a directory for the %s PostgreSQL cluster: %w", c.provider, err)
 	}

@@ -11,8 +11,9 @@ import (
 	"strings"
 )
 
-// clusterDirPrefix starts the name of every local cluster's directory.
-const clusterDirPrefix = "leaserace-pg-"
+// ClusterDirPrefix starts the name of every local cluster's directory,
+// which is how a leftover one is known.
+const ClusterDirPrefix = "leaserace-pg-"
 
 // LocalProvider runs a throwaway PostgreSQL cluster from the server binaries
 // installed on this machine. The cluster lives in a temporary directory,

@@ -33,7 +33,7 @@ func (LocalProvider) Start(context.Context, func(string)) (*Server, error) {
 // RemoveLocalCluster cannot find a server to stop here; it removes the
 // directory.
 func RemoveLocalCluster(dir string) error {
-	if !filepath.IsAbs(dir) || !strings.HasPrefix(filepath.Base(dir), clusterDirPrefix) {
+	if !filepath.IsAbs(dir) || !strings.HasPrefix(filepath.Base(dir), ClusterDirPrefix) {
 		return fmt.Errorf("refusing to remove %q: it is not a local cluster's directory", dir)
 	}
 	return os.RemoveAll(dir)
@@ -61,7 +61,7 @@ func (p EmbeddedProvider) Start(ctx context.Context, progress func(string)) (*Se
 	if parent == "" {
 		parent = os.TempDir()
 	}
-	dir, err := os.MkdirTemp(parent, clusterDirPrefix)
+	dir, err := os.MkdirTemp(parent, ClusterDirPrefix)
 	if err != nil {
 		return nil, fmt.Errorf("making a directory for the embedded PostgreSQL cluster: %w", err)
 	}

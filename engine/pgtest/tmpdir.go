@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/leaserace/leaserace/engine/pgserver"
 )
 
 // The tests make and remove local clusters all the time (about a thousand
@@ -20,9 +22,6 @@ import (
 
 // envTmpdir is the variable the scratch directory is published in.
 const envTmpdir = "TMPDIR"
-
-// clusterPrefix starts the name of every local cluster's directory.
-const clusterPrefix = "leaserace-pg-"
 
 // scratchTmp is the temporary directory Main made for this test process,
 // or nothing.
@@ -65,7 +64,7 @@ func (s scratchTmp) close() error {
 	var leaked []string
 	if entries, err := os.ReadDir(s.dir); err == nil {
 		for _, e := range entries {
-			if strings.HasPrefix(e.Name(), clusterPrefix) {
+			if strings.HasPrefix(e.Name(), pgserver.ClusterDirPrefix) {
 				leaked = append(leaked, filepath.Join(s.dir, e.Name()))
 			}
 		}

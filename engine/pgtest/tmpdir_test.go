@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/leaserace/leaserace/engine/pgserver"
 )
 
 // The package's tests, and the servers they start, keep their files in
@@ -36,7 +38,7 @@ func TestTemporaryFilesLiveInMainsDirectory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if host := u.Query().Get("host"); !strings.HasPrefix(host, h.tmp.dir+string(filepath.Separator)+clusterPrefix) {
+	if host := u.Query().Get("host"); !strings.HasPrefix(host, h.tmp.dir+string(filepath.Separator)+pgserver.ClusterDirPrefix) {
 		t.Errorf("the package's cluster lives in %s, not in %s", host, h.tmp.dir)
 	}
 }
@@ -52,7 +54,7 @@ func TestTemporaryDirectoryCloseNamesALeakedCluster(t *testing.T) {
 		if err := os.MkdirAll(filepath.Join(dir, "go-build1", "b001"), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		cluster := filepath.Join(dir, clusterPrefix+"123")
+		cluster := filepath.Join(dir, pgserver.ClusterDirPrefix+"123")
 		if leak {
 			if err := os.MkdirAll(filepath.Join(cluster, "data"), 0o700); err != nil {
 				t.Fatal(err)
