@@ -75,6 +75,12 @@ func newBrowser(t *testing.T) context.Context {
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("disable-dev-shm-usage", true),
+		// Subtests open pages side by side, each in a tab of its
+		// own: a tab in the background must not have its timers and
+		// painting slowed.
+		chromedp.Flag("disable-background-timer-throttling", true),
+		chromedp.Flag("disable-backgrounding-occluded-windows", true),
+		chromedp.Flag("disable-renderer-backgrounding", true),
 		// The network off: no name resolves, and no proxy answers.
 		chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND"),
 		chromedp.Flag("proxy-server", "127.0.0.1:9"),
@@ -244,7 +250,9 @@ func browse(t *testing.T, browser context.Context, file string, tr transcript.Tr
 		t.Errorf("d: selected %q, focus on %q, slider %s; want the first danger, move %d", st.Selected, st.Focused, st.Slider, danger+1)
 	}
 	checkMedia(t, ctx)
-	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	// The window, not the whole page: enough to see the page is drawn,
+	// and a fraction of the PNG to encode and decode.
+	shot, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -391,6 +399,7 @@ func writePage(t *testing.T, dir, name string, tr transcript.Transcript) string 
 // LEASERACE_BROWSER_ALL=1, every shipped run of every built-in scenario
 // under all six settings.
 func TestPageInBrowser(t *testing.T) {
+	t.Parallel()
 	browser := newBrowser(t)
 	type run struct {
 		name string
@@ -410,6 +419,7 @@ func TestPageInBrowser(t *testing.T) {
 	dir := t.TempDir()
 	for _, r := range runs {
 		t.Run(r.name+"/"+r.k.String(), func(t *testing.T) {
+			t.Parallel()
 			tr, err := engine.ShippedTranscript(r.name, r.k)
 			if err != nil {
 				t.Fatal(err)

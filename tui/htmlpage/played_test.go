@@ -26,10 +26,15 @@ func TestPlayedPagesInBrowser(t *testing.T) {
 	if os.Getenv(envBrowserAll) != "1" {
 		t.Skipf("played runs' pages are opened in the browser only with %s=1 (CI's browser phase)", envBrowserAll)
 	}
+	// The searches use the server while TestPageInBrowser uses the
+	// browser.
+	t.Parallel()
 	browser := newBrowser(t)
 	dsn := pgtest.DSN(t)
+	// Cleanup, not defer: the parallel subtests run after this function
+	// returns, and still play on ctx.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
-	defer cancel()
+	t.Cleanup(cancel)
 	orders := search.New(search.Config{DSN: dsn})
 	defer func() { _ = orders.Close(context.WithoutCancel(ctx)) }()
 	dir := t.TempDir()
@@ -46,6 +51,10 @@ func TestPlayedPagesInBrowser(t *testing.T) {
 			for i, moves := range shortestSchedules(res) {
 				name := fmt.Sprintf("%s/%s/%d", sc.Name, res.Knobs, i)
 				t.Run(name, func(t *testing.T) {
+					// Each plays on a run of its own and opens its page
+					// in a tab of its own; they start once every search
+					// is done.
+					t.Parallel()
 					tr := playSchedule(t, ctx, dsn, sc, res, moves)
 					file := writePage(t, dir, strings.ReplaceAll(name, "/", "-"), tr)
 					page, err := os.ReadFile(file)
