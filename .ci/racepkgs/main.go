@@ -15,6 +15,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -74,7 +75,7 @@ func list(patterns []string) ([]pkg, error) {
 		return nil, fmt.Errorf("go list %s: %w", strings.Join(patterns, " "), err)
 	}
 	var pkgs []pkg
-	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec := json.NewDecoder(bytes.NewReader(raw))
 	for {
 		var p pkg
 		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
