@@ -56,7 +56,8 @@ func startEmbedded(t testing.TB, p pgserver.EmbeddedProvider, progress func(stri
 
 func TestEmbeddedDownloadsOnceThenRunsOffline(t *testing.T) {
 	t.Parallel()
-	jar := zonkytest.Get(t)
+	// Compressed, as zonky's jars are: this start decompresses real LZMA2.
+	jar := zonkytest.Compressed(t)
 	cache := zonkytest.OpenDir(t, "lremb")
 	mirror := zonkytest.NewMirror(t, zonkytest.Serve{Jar: jar.Bytes, Sum: jar.Sum})
 
@@ -347,7 +348,7 @@ func TestAutoTakesEmbeddedWhenNothingElseStarts(t *testing.T) {
 // and unpacks the binaries into an empty cache, then starts; "cached"
 // starts from a filled cache, as every run after the first does.
 func BenchmarkProviderStartEmbedded(b *testing.B) {
-	jar := zonkytest.Get(b)
+	jar := zonkytest.Compressed(b)
 	mirror := zonkytest.NewMirror(b, zonkytest.Serve{Jar: jar.Bytes, Sum: jar.Sum})
 	b.Run("download+unpack", func(b *testing.B) {
 		for b.Loop() {
