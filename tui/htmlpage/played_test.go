@@ -11,6 +11,7 @@ import (
 	"github.com/leaserace/leaserace/engine"
 	"github.com/leaserace/leaserace/engine/pgtest"
 	"github.com/leaserace/leaserace/engine/search"
+	"github.com/leaserace/leaserace/engine/search/searchtest"
 	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/engine/world"
 	"github.com/leaserace/leaserace/scenario"
@@ -18,7 +19,8 @@ import (
 
 // Played runs in the browser: for every built-in scenario under all six
 // settings, each shortest schedule explore --orders finds (to a conflict,
-// to a blocked write, to each goal) is played live on PostgreSQL, given
+// to a blocked write, to each goal; searchtest's recording of it) is
+// played live on PostgreSQL, given
 // its goals against par as run --moves gives them, and its page is opened
 // and checked like a scripted run's, and for its goals and par. Heavy:
 // only with LEASERACE_BROWSER_ALL=1 (CI's browser phase).
@@ -26,8 +28,7 @@ func TestPlayedPagesInBrowser(t *testing.T) {
 	if os.Getenv(envBrowserAll) != "1" {
 		t.Skipf("played runs' pages are opened in the browser only with %s=1 (CI's browser phase)", envBrowserAll)
 	}
-	// The searches use the server while TestPageInBrowser uses the
-	// browser.
+	// Its pages open beside TestPageInBrowser's.
 	t.Parallel()
 	browser := newBrowser(t)
 	dsn := pgtest.DSN(t)
@@ -35,19 +36,15 @@ func TestPlayedPagesInBrowser(t *testing.T) {
 	// returns, and still play on ctx.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	t.Cleanup(cancel)
-	orders := search.New(search.Config{DSN: dsn})
-	defer func() { _ = orders.Close(context.WithoutCancel(ctx)) }()
 	dir := t.TempDir()
 	scs, err := scenario.Builtins()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, sc := range scs {
-		results, err := orders.SearchAll(ctx, sc, nil)
-		if err != nil {
-			t.Fatalf("explore --orders %s: %v", sc.Name, err)
-		}
-		for _, res := range results {
+		// What explore --orders finds, as recorded (engine/search's
+		// TestRecordedSearchesMatchLiveOnes keeps the recording true).
+		for _, res := range searchtest.Results(t, sc) {
 			for i, moves := range shortestSchedules(res) {
 				name := fmt.Sprintf("%s/%s/%d", sc.Name, res.Knobs, i)
 				t.Run(name, func(t *testing.T) {
