@@ -49,8 +49,8 @@ func TestPlayedPagesInBrowser(t *testing.T) {
 				name := fmt.Sprintf("%s/%s/%d", sc.Name, res.Knobs, i)
 				t.Run(name, func(t *testing.T) {
 					// Each plays on a run of its own and opens its page
-					// in a tab of its own; they start once every search
-					// is done.
+					// in a tab of its own; they start once the loop has
+					// named them all.
 					t.Parallel()
 					tr := playSchedule(t, ctx, dsn, sc, res, moves)
 					file := writePage(t, dir, strings.ReplaceAll(name, "/", "-"), tr)

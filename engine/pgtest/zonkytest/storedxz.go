@@ -9,11 +9,12 @@ import (
 // storedXz writes data as an .xz file of one stream and one block whose
 // LZMA2 chunks are all stored, not compressed (the xz file format, 1.2.1,
 // and LZMA2's chunk kinds 1 and 2). Every xz decoder reads it; decoding is
-// a copy. The check is CRC32, as the xz command's -C crc32.
+// a copy. The check is CRC32, as the xz command's -C crc32. It cannot
+// fail; the error is buildJar's signature, which xzCommand shares.
 func storedXz(out *bytes.Buffer, data []byte) error {
 	const checkCRC32 = 0x01
 	flags := []byte{0x00, checkCRC32}
-	le32 := func(v uint32) { _ = binary.Write(out, binary.LittleEndian, v) }
+	le32 := func(v uint32) { out.Write(binary.LittleEndian.AppendUint32(nil, v)) }
 
 	// Stream header: magic, flags, the flags' CRC32.
 	out.Write([]byte{0xFD, '7', 'z', 'X', 'Z', 0x00})
@@ -28,9 +29,9 @@ func storedXz(out *bytes.Buffer, data []byte) error {
 		header = append(header, 0x00)
 	}
 	header[0] = byte((len(header)+4)/4 - 1)
+	blockStart := out.Len()
 	out.Write(header)
 	le32(crc32.ChecksumIEEE(header))
-	blockStart := out.Len() - len(header) - 4
 
 	// Stored chunks of at most 64 KiB: the first resets the dictionary
 	// (1), the rest keep it (2); a zero byte ends LZMA2's data.
