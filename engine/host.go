@@ -112,22 +112,26 @@ func (h *Host) startResource(ctx context.Context, maxConns int32) error {
 }
 
 // createSchema makes a schema with the coordinator's table in it.
+// Once begun, it runs to its end even when ctx is cancelled, and then
+// returns ctx's error: see resource.Detached.
 func (h *Host) createSchema(ctx context.Context, schema, who string) error {
 	c, err := h.pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("cannot connect to PostgreSQL: %w", err)
 	}
 	defer c.Release()
-	if _, err := c.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{schema}.Sanitize()); err != nil {
+	dctx, cancel := resource.Detached(ctx)
+	defer cancel()
+	if _, err := c.Exec(dctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{schema}.Sanitize()); err != nil {
 		return fmt.Errorf("cannot create the run's schema: %w", err)
 	}
-	if _, err := c.Exec(ctx, h.sql.bind, h.searchPath(schema), who); err != nil {
+	if _, err := c.Exec(dctx, h.sql.bind, h.searchPath(schema), who); err != nil {
 		return fmt.Errorf("cannot use the run's schema: %w", err)
 	}
-	if _, err := c.Exec(ctx, h.sql.schema); err != nil {
+	if _, err := c.Exec(dctx, h.sql.schema); err != nil {
 		return fmt.Errorf("cannot create the leases table: %w", err)
 	}
-	return nil
+	return ctx.Err()
 }
 
 // dropSchema drops a schema and everything in it.

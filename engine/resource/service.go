@@ -254,9 +254,9 @@ func randomName(prefix string) (string, error) {
 // random name must really be fresh (Close drops what it created); a name
 // a client chose may be there already, from a service before this one.
 //
-// A failed start drops what it may have made, on a context of its own: a
-// cancelled ctx (Ctrl-C, a client gone) stops the wait for a CREATE SCHEMA
-// the server may still commit, and could not drop it either.
+// It runs to its end even when ctx is cancelled (Detached), then undoes
+// it if ctx was; a failed start drops what it may have made, on a context
+// of its own.
 func (s *Service) createSchema(ctx context.Context, r *run, fresh bool) error {
 	ident := pgx.Identifier{r.schema}.Sanitize()
 	create := "CREATE SCHEMA IF NOT EXISTS " + ident
@@ -271,21 +271,38 @@ func (s *Service) createSchema(ctx context.Context, r *run, fresh bool) error {
 		defer cancel()
 		return errors.Join(err, s.dropSchema(dctx, r.schema))
 	}
-	if _, err := s.pool.Exec(ctx, create); err != nil {
+	dctx, cancel := Detached(ctx)
+	defer cancel()
+	if _, err := s.pool.Exec(dctx, create); err != nil {
 		return undo(fmt.Errorf("resource: cannot create schema %s: %w", r.schema, s.scrub(err)))
 	}
-	err := s.on(ctx, r.schema, "", func(c *pgx.Conn) error {
-		_, err := c.Exec(ctx, s.sql.schema)
+	err := s.on(dctx, r.schema, "", func(c *pgx.Conn) error {
+		_, err := c.Exec(dctx, s.sql.schema)
 		return err
 	})
 	if err != nil {
 		return undo(fmt.Errorf("resource: cannot create its tables in schema %s: %w", r.schema, s.scrub(err)))
 	}
+	if err := ctx.Err(); err != nil {
+		return undo(err)
+	}
 	return nil
 }
 
-// undoTimeout bounds dropping a half-made run's schema after a failure.
+// undoTimeout bounds dropping a half-made run's schema after a failure,
+// and making one once begun (Detached).
 const undoTimeout = 10 * time.Second
+
+// Detached is the context for creating a schema: ctx's values without its
+// cancellation, bounded by undoTimeout. A statement cancelled on the
+// client may still commit on the server after pgx has given up on it, and
+// a DROP SCHEMA sent meanwhile finds nothing to drop: the schema outlived
+// the run (a run opened while another lane panicked left one, about once
+// in 150). So a creation runs to its end, and the caller then sees ctx's
+// error and drops what it made.
+func Detached(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), undoTimeout)
+}
 
 func (s *Service) dropSchema(ctx context.Context, schema string) error {
 	if _, err := s.pool.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
