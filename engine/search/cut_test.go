@@ -32,7 +32,7 @@ func stepOf(t *testing.T, tr transcript.Transcript, actor string, a scenario.Act
 func TestCutNamesTheMove(t *testing.T) {
 	t.Parallel()
 	dsn := pgtest.DSN(t)
-	rs, _ := searchAll(t, dsn, "renewal-race")
+	rs := searchAll(t, dsn, "renewal-race")
 
 	cm := enginetest.Knobs(scenario.RenewalCompare, scenario.FencingMonotonic)
 	g := goalReach(t, resultFor(t, rs, cm), scenario.GoalConflict)
@@ -96,7 +96,7 @@ func TestCutTwoHolders(t *testing.T) {
 		"control":        "only A ever believed it held the lease",
 		"revoked-writer": "no actor ever believed it held the lease",
 	} {
-		rs, _ := searchAll(t, dsn, name)
+		rs := searchAll(t, dsn, name)
 		for _, r := range rs {
 			g := goalReach(t, r, scenario.GoalTwoHolders)
 			if g.Reachable() || !strings.Contains(g.Cut, want) {

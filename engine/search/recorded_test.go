@@ -1,7 +1,6 @@
 package search_test
 
 import (
-	"context"
 	"encoding/json"
 	"flag"
 	"os"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/leaserace/leaserace/engine/enginetest"
 	"github.com/leaserace/leaserace/engine/pgtest"
-	"github.com/leaserace/leaserace/engine/search"
 	"github.com/leaserace/leaserace/engine/search/searchtest"
 	"github.com/leaserace/leaserace/scenario"
 )
@@ -32,12 +30,9 @@ func TestRecordedSearchesMatchLiveOnes(t *testing.T) {
 		t.Fatal(err)
 	}
 	all := *update || pgtest.Soak(t) > 1
-	o := search.New(search.Config{DSN: pgtest.DSN(t)})
-	defer func() {
-		if err := o.Close(context.Background()); err != nil {
-			t.Errorf("close: %v", err)
-		}
-	}()
+	// The shared search: the scenarios searched here are those other
+	// tests of the package ask about too.
+	o := sharedSearch(t, pgtest.DSN(t))
 	got := map[string][]searchtest.Setting{}
 	for _, sc := range scs {
 		t.Run(sc.Name, func(t *testing.T) {

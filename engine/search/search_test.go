@@ -16,25 +16,34 @@ import (
 	"github.com/leaserace/leaserace/scenario"
 )
 
-// searchAll explores every setting of a built-in scenario with a search of
-// its own, closed when the test ends.
-func searchAll(t *testing.T, dsn, name string) ([]search.Result, *search.Searcher) {
+// searchAll explores every setting of a built-in scenario on the
+// package's shared search (sharedSearch), so that tests asking about the
+// same scenario share one live search instead of each making its own.
+func searchAll(t *testing.T, dsn, name string) []search.Result {
 	t.Helper()
 	sc, err := scenario.Builtin(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := search.New(search.Config{DSN: dsn})
-	t.Cleanup(func() {
-		if err := o.Close(context.Background()); err != nil {
-			t.Errorf("close: %v", err)
-		}
-	})
-	rs, err := o.SearchAll(enginetest.Ctx(t), sc, nil)
+	rs, err := sharedSearch(t, dsn).SearchAll(enginetest.Ctx(t), sc, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return rs, o
+	return rs
+}
+
+// sharedSearch is one Searcher for every test of the package on dsn. A
+// live search of renewal-race takes a few seconds (ten times that under
+// the race detector), and several tests check its answers; the Searcher
+// runs a search asked for twice once, and hands each caller its own copy
+// of the result. The tests of the cache and of concurrent callers keep
+// searches of their own.
+func sharedSearch(t *testing.T, dsn string) *search.Searcher {
+	t.Helper()
+	return pgtest.Shared(t, "searcher on "+dsn, func(context.Context) (*search.Searcher, func(context.Context) error, error) {
+		o := search.New(search.Config{DSN: dsn})
+		return o, o.Close, nil
+	})
 }
 
 func resultFor(t *testing.T, rs []search.Result, k scenario.Knobs) search.Result {
@@ -79,7 +88,7 @@ func goalReach(t *testing.T, r search.Result, p scenario.Predicate) search.GoalR
 func TestSearchRenewalRace(t *testing.T) {
 	t.Parallel()
 	dsn := pgtest.DSN(t)
-	rs, _ := searchAll(t, dsn, "renewal-race")
+	rs := searchAll(t, dsn, "renewal-race")
 	if len(rs) != 6 {
 		t.Fatalf("%d results, want one per setting", len(rs))
 	}
@@ -130,7 +139,7 @@ func TestSearchRenewalRace(t *testing.T) {
 func TestSearchGoals(t *testing.T) {
 	t.Parallel()
 	dsn := pgtest.DSN(t)
-	rs, _ := searchAll(t, dsn, "renewal-race")
+	rs := searchAll(t, dsn, "renewal-race")
 	sc, _ := scenario.Builtin("renewal-race")
 	for _, r := range rs {
 		if len(r.Goals) != len(sc.Goals()) {
