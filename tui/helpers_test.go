@@ -9,6 +9,7 @@ import (
 	"github.com/leaserace/leaserace/engine"
 	"github.com/leaserace/leaserace/engine/enginetest"
 	"github.com/leaserace/leaserace/engine/pgtest"
+	"github.com/leaserace/leaserace/engine/search"
 	"github.com/leaserace/leaserace/scenario"
 	"github.com/leaserace/leaserace/tui/tuitest"
 )
@@ -58,6 +59,7 @@ func openScenarioModel(t testing.TB, sc *scenario.Scenario, k scenario.Knobs, w,
 			t.Errorf("close: %v", err)
 		}
 	})
+	m.s.lent = sharedSearch(t, dsn)
 	// Play beats arrive at once in tests; the pace is not what is tested.
 	m.every = func(_ time.Duration, f func(time.Time) tea.Msg) tea.Cmd {
 		return func() tea.Msg { return f(time.Time{}) }
@@ -68,6 +70,20 @@ func openScenarioModel(t testing.TB, sc *scenario.Scenario, k scenario.Knobs, w,
 		m = send(t, m, msg)
 	}
 	return m
+}
+
+// sharedSearch is one schedule search for the models of every test of
+// the package, lent to each (session.lent), as a room shares one among its
+// attendees: play mode searches the scenario and setting on show, and many
+// tests play renewal-race under the same settings. A model that closes
+// while the search it started runs cancels it; the next test to ask
+// searches again.
+func sharedSearch(t testing.TB, dsn string) *search.Searcher {
+	t.Helper()
+	return pgtest.Shared(t, "searcher on "+dsn, func(context.Context) (*search.Searcher, func(context.Context) error, error) {
+		o := search.New(search.Config{DSN: dsn, Lanes: 4})
+		return o, o.Close, nil
+	})
 }
 
 // keyMsg builds the message a terminal sends for a key as bubbles/key names it.

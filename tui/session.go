@@ -36,12 +36,19 @@ type session struct {
 	// the session made it (and closes it).
 	searcher  *search.Searcher
 	ownSearch bool
+	// lent, when set, is taken on first use instead of a search of the
+	// session's own, and left open: this package's tests lend every
+	// model one, so that a scenario is searched once for all of them.
+	lent *search.Searcher
 }
 
 // searchFor is the session's schedule search, made on first use.
 func (s *session) searchFor() *search.Searcher {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.searcher == nil && !s.closed && s.lent != nil {
+		s.searcher = s.lent
+	}
 	if s.searcher == nil && !s.closed && (s.dsn != "" || s.host != nil) {
 		s.searcher = search.New(search.Config{Host: s.host, DSN: s.dsn, Lanes: 1})
 		s.ownSearch = true
