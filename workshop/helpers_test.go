@@ -14,9 +14,16 @@ import (
 	"github.com/leaserace/leaserace/engine/pgtest"
 	"github.com/leaserace/leaserace/sshroom/sshtest"
 	"github.com/leaserace/leaserace/workshop"
+
+	"github.com/leaserace/leaserace/internal/testwait"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+// Attendees' sessions spend their time waiting on SSH, the room's
+// debounce and the server, not on this process's CPU.
+func TestMain(m *testing.M) {
+	testwait.WaitingInParallel()
+	pgtest.Main(m)
+}
 
 // db is a database of the test's own on the shared test server, so that
 // every schema and session in it is the test's.

@@ -4,19 +4,17 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/leaserace/leaserace/engine/pgtest"
+	"github.com/leaserace/leaserace/internal/testwait"
 )
 
 // built is the leaserace binary every test runs, built once by TestMain. It
@@ -34,25 +32,13 @@ func TestMain(m *testing.M) {
 			fmt.Fprintf(os.Stderr, "cannot build leaserace for the tests: %v\n", err)
 			os.Exit(2)
 		}
-		waitingTestsInParallel()
+		// Every test here is parallel, and each spends most of its time
+		// waiting on processes of its own (the binary, a cluster, tmux, ssh):
+		// cmd/leaserace alone used 117 s of CPU in 222 s of wall time two at
+		// a time, and took 175 s four at a time.
+		testwait.WaitingInParallel()
 	}
 	pgtest.Main(m)
-}
-
-// waitingTestsInParallel lets twice as many of this package's tests run at
-// once as go test would (-parallel defaults to the number of CPUs), unless
-// the person running them chose -parallel. Every test here is parallel, and
-// each spends most of its time waiting on processes of its own (the binary,
-// a cluster, tmux, ssh), not on this process's CPU: with two cores, two at
-// a time left the cores half idle (cmd/leaserace alone used 117 s of CPU in
-// 222 s of wall time; four at a time took 175 s).
-func waitingTestsInParallel() {
-	flag.Parse()
-	chosen := false
-	flag.Visit(func(f *flag.Flag) { chosen = chosen || f.Name == "test.parallel" })
-	if !chosen {
-		_ = flag.Set("test.parallel", strconv.Itoa(2*runtime.GOMAXPROCS(0)))
-	}
 }
 
 func buildBinary() error {

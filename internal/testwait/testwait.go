@@ -5,8 +5,10 @@
 package testwait
 
 import (
+	"flag"
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"testing"
 	"time"
@@ -68,4 +70,22 @@ func eventually(limit time.Duration, cond func() bool) error {
 		pause = min(2*pause, 50*time.Millisecond)
 	}
 	return nil
+}
+
+// WaitingInParallel lets twice as many of a package's parallel tests run at
+// once as go test would (-parallel defaults to the number of CPUs), unless
+// the person running them chose -parallel. It is for packages whose tests
+// spend most of their time waiting (on processes of their own, sessions,
+// timers), not on this process's CPU: two at a time on two cores leaves
+// the cores idle and holds one of go test's package slots for longer.
+// Call it from TestMain, before m.Run.
+func WaitingInParallel() {
+	if !flag.Parsed() {
+		flag.Parse()
+	}
+	chosen := false
+	flag.Visit(func(f *flag.Flag) { chosen = chosen || f.Name == "test.parallel" })
+	if !chosen {
+		_ = flag.Set("test.parallel", strconv.Itoa(2*runtime.GOMAXPROCS(0)))
+	}
 }

@@ -1,15 +1,43 @@
 package testwait
 
 import (
+	"flag"
 	"os"
+	"runtime"
+	"strconv"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 )
 
-// TestMain fails the package's run if a goroutine outlives its tests.
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// parallelBefore is -test.parallel as go test set it, and parallelChosen
+// whether the command line named it, both before WaitingInParallel.
+var parallelBefore string
+var parallelChosen bool
+
+// TestMain fails the package's run if a goroutine outlives its tests, and
+// lets more tests run at once as the waiting packages' TestMains do.
+func TestMain(m *testing.M) {
+	flag.Parse()
+	parallelBefore = flag.Lookup("test.parallel").Value.String()
+	flag.Visit(func(f *flag.Flag) { parallelChosen = parallelChosen || f.Name == "test.parallel" })
+	WaitingInParallel()
+	goleak.VerifyTestMain(m)
+}
+
+// TestWaitingInParallel: twice the CPUs, unless -parallel was given, which
+// stays as given (go test -parallel 3 ./internal/testwait checks that side).
+func TestWaitingInParallel(t *testing.T) {
+	got := flag.Lookup("test.parallel").Value.String()
+	want := strconv.Itoa(2 * runtime.GOMAXPROCS(0))
+	if parallelChosen {
+		want = parallelBefore
+	}
+	if got != want {
+		t.Errorf("-test.parallel is %s (before: %s, given on the command line: %v), want %s", got, parallelBefore, parallelChosen, want)
+	}
+}
 
 // TestTimeoutScales: the scale multiplies the 10 s base when it is a number
 // in (0, 1000]; anything else (unset, zero, negative, not a number, too
