@@ -1,14 +1,18 @@
 package transcript_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -170,11 +174,7 @@ func TestMermaidParses(t *testing.T) {
 // under LEASERACE_REQUIRE_MERMAID=1).
 func mermaidParse(t *testing.T, docs map[string]string) {
 	t.Helper()
-	dir := mermaidDirOrSkip(t)
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatalf("%s is set but node is not on PATH: %v", mermaidDirEnv, err)
-	}
+	p := sharedMermaid(t, mermaidDirOrSkip(t))
 	tmp := t.TempDir()
 	var files []string
 	for name, doc := range docs {
@@ -184,19 +184,122 @@ func mermaidParse(t *testing.T, docs map[string]string) {
 		}
 		files = append(files, f)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	// An ES module given with -e resolves its imports from the working
-	// directory: the one holding node_modules/mermaid.
-	cmd := exec.CommandContext(ctx, node, append([]string{"--input-type=module", "-e", mermaidCheckJS, "--"}, files...)...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
+	answers, err := p.parse(files, 2*time.Minute)
 	if err != nil {
-		t.Fatalf("Mermaid's parser rejected a diagram: %v\n%s", err, out)
+		t.Fatalf("Mermaid's parser: %v", err)
 	}
-	if n := strings.Count(string(out), "ok "); n != len(files) {
-		t.Fatalf("Mermaid's parser checked %d of %d diagrams:\n%s", n, len(files), out)
+	var bad []string
+	for i, a := range answers {
+		if a != "ok "+files[i] {
+			bad = append(bad, a)
+		}
 	}
+	if len(bad) > 0 {
+		t.Fatalf("Mermaid's parser rejected %d of %d diagrams:\n%s", len(bad), len(files), strings.Join(bad, "\n"))
+	}
+}
+
+// mermaidParser is one node process with Mermaid's parser loaded, shared
+// by the package's tests: loading mermaid and jsdom costs node about 2 s
+// of CPU, and a diagram after that about 20 ms, so a process per test
+// spent most of its time starting. It reads a file name per line and
+// answers each with one line.
+type mermaidParser struct {
+	mu    sync.Mutex
+	cmd   *exec.Cmd
+	in    io.WriteCloser
+	lines chan string
+	// stderr holds what node said on standard error, for a failure.
+	stderr bytes.Buffer
+}
+
+// sharedMermaid starts the package's Mermaid parser in dir on first use.
+func sharedMermaid(t *testing.T, dir string) *mermaidParser {
+	t.Helper()
+	return pgtest.Shared(t, "Mermaid's parser in "+dir, func(context.Context) (*mermaidParser, func(context.Context) error, error) {
+		node, err := exec.LookPath("node")
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s is set but node is not on PATH: %w", mermaidDirEnv, err)
+		}
+		p := &mermaidParser{lines: make(chan string)}
+		// An ES module given with -e resolves its imports from the working
+		// directory: the one holding node_modules/mermaid.
+		p.cmd = exec.Command(node, "--input-type=module", "-e", mermaidCheckJS)
+		p.cmd.Dir = dir
+		p.cmd.Stderr = &p.stderr
+		if p.in, err = p.cmd.StdinPipe(); err != nil {
+			return nil, nil, err
+		}
+		out, err := p.cmd.StdoutPipe()
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := p.cmd.Start(); err != nil {
+			return nil, nil, err
+		}
+		go func() {
+			defer close(p.lines)
+			sc := bufio.NewScanner(out)
+			sc.Buffer(nil, 1<<20)
+			for sc.Scan() {
+				p.lines <- sc.Text()
+			}
+		}()
+		return p, p.close, nil
+	})
+}
+
+// parse asks for each file in turn and returns the answers in order; it
+// gives up, and stops the parser, when they take longer than limit.
+func (p *mermaidParser) parse(files []string, limit time.Duration) ([]string, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	timeout := time.NewTimer(limit)
+	defer timeout.Stop()
+	var answers []string
+	for _, f := range files {
+		if _, err := io.WriteString(p.in, f+"\n"); err != nil {
+			return nil, p.stop(fmt.Errorf("writing to it: %w", err))
+		}
+		select {
+		case a, ok := <-p.lines:
+			if !ok {
+				return nil, p.stop(errors.New("it stopped"))
+			}
+			answers = append(answers, a)
+		case <-timeout.C:
+			return nil, p.stop(fmt.Errorf("no answer after %s", limit))
+		}
+	}
+	return answers, nil
+}
+
+// stop kills the parser after a failure and adds what node said on
+// standard error, read once node is gone.
+func (p *mermaidParser) stop(why error) error {
+	_ = p.cmd.Process.Kill()
+	p.drain()
+	_ = p.cmd.Wait()
+	return fmt.Errorf("%w\n%s", why, p.stderr.String())
+}
+
+// drain reads what is left of node's answers, until the reader sees the
+// end of its output.
+func (p *mermaidParser) drain() {
+	for range p.lines {
+	}
+}
+
+// close ends the parser: its input closed, node exits.
+func (p *mermaidParser) close(context.Context) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.in.Close()
+	p.drain()
+	if err := p.cmd.Wait(); err != nil && p.cmd.ProcessState == nil {
+		return err
+	}
+	return nil
 }
 
 // mermaidDirOrSkip is the directory holding Mermaid's parser, or skips
@@ -218,28 +321,27 @@ func mermaidDirOrSkip(t *testing.T) string {
 	return dir
 }
 
-// mermaidCheckJS parses each file named on the command line with
-// mermaid.parse; jsdom stands in for the browser Mermaid expects.
+// mermaidCheckJS parses each file named on a line of its input with
+// mermaid.parse and answers on a line: "ok FILE", or "FAIL FILE: why".
+// jsdom stands in for the browser Mermaid expects.
 const mermaidCheckJS = `
 import { JSDOM } from 'jsdom';
 import { readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
 const dom = new JSDOM('<!doctype html><html><body></body></html>');
 globalThis.window = dom.window;
 globalThis.document = dom.window.document;
 const { default: mermaid } = await import('mermaid');
 mermaid.initialize({ startOnLoad: false });
-let bad = 0;
-for (const f of process.argv.slice(1)) {
+for await (const f of createInterface({ input: process.stdin })) {
   try {
     const r = await mermaid.parse(readFileSync(f, 'utf8'));
     if (r.diagramType !== 'sequence') throw new Error('parsed as ' + r.diagramType + ', not a sequence diagram');
     console.log('ok ' + f);
   } catch (e) {
-    bad++;
-    console.log('FAIL ' + f + ': ' + e.message);
+    console.log('FAIL ' + f + ': ' + String(e.message).replace(/\s+/g, ' '));
   }
 }
-process.exit(bad ? 1 : 0);
 `
 
 // TestMermaidDrawsTheReelection: River's re-election is an arrow to the
