@@ -132,18 +132,40 @@ func TestControlRenewsExactlyOneRow(t *testing.T) {
 	}
 }
 
+// builtinRecordings plays every built-in scenario under each knob setting
+// once for the package's tests, which read the transcripts and change
+// nothing in them: one run per scenario, played under each setting in turn
+// as a person switching settings would (batch.RecordAll). check plays them
+// the same way (batch.CheckScenario).
+func builtinRecordings(t *testing.T) []batch.Recording {
+	t.Helper()
+	dsn := pgtest.DSN(t)
+	return pgtest.Shared(t, "built-in recordings on "+dsn, func(ctx context.Context) ([]batch.Recording, func(context.Context) error, error) {
+		all, err := scenario.Builtins()
+		if err != nil {
+			return nil, nil, err
+		}
+		var recs []batch.Recording
+		for _, sc := range all {
+			ts, err := batch.RecordAll(ctx, batch.EvidenceConfig{DSN: dsn}, sc)
+			if err != nil {
+				return nil, nil, fmt.Errorf("recording %s: %w", sc.Name, err)
+			}
+			recs = append(recs, batch.Recording{Scenario: sc, Transcripts: ts})
+		}
+		return recs, func(context.Context) error { return nil }, nil
+	})
+}
+
 func TestEveryBuiltinMeetsItsExpectations(t *testing.T) {
 	t.Parallel()
-	dsn := pgtest.DSN(t)
-	all, err := scenario.Builtins()
-	if err != nil {
-		t.Fatal(err)
+	recs := builtinRecordings(t)
+	if len(recs) != len(scenario.BuiltinNames()) {
+		t.Fatalf("%d scenarios recorded, want every built-in (%d)", len(recs), len(scenario.BuiltinNames()))
 	}
-	for _, sc := range all {
-		rows, err := batch.CheckScenario(enginetest.Ctx(t), dsn, sc)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, rec := range recs {
+		sc := rec.Scenario
+		rows := batch.CheckRows(rec)
 		if len(rows) != 6 {
 			t.Fatalf("%s: %d rows", sc.Name, len(rows))
 		}
