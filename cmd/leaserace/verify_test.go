@@ -170,10 +170,16 @@ func TestVerifyBadInput(t *testing.T) {
 func TestCheckEvidence(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "evidence")
-	res := leaserace(t, args(pgArgs(t), "check", "--evidence", dir)...)
+	// The test build's LEASERACE_TRACE_PLAYS counts the plays, outside the
+	// bundle: check --evidence must play each built-in scenario under each
+	// knob setting exactly once, the check rows and the bundle reading the
+	// same runs.
+	trace := filepath.Join(t.TempDir(), "plays.txt")
+	res := leaseraceEnv(t, []string{"LEASERACE_TRACE_PLAYS=" + trace}, args(pgArgs(t), "check", "--evidence", dir)...)
 	if res.code != 0 {
 		t.Fatalf("want exit 0, got %v", res)
 	}
+	checkPlayedEachOnce(t, trace)
 	if !strings.Contains(res.stdout, "PASS") || !strings.HasSuffix(res.stdout, seedSummary+"\n") {
 		t.Errorf("stdout should hold the check table and end with the summary:\n%s", res.stdout)
 	}
@@ -247,18 +253,11 @@ func TestCheckEvidence(t *testing.T) {
 	}
 }
 
-// TestCheckEvidencePlaysEachRunOnce counts plays with the test build's
-// LEASERACE_TRACE_PLAYS: check --evidence must play each built-in scenario
-// under each knob setting exactly once, the check rows and the bundle
-// reading the same runs.
-func TestCheckEvidencePlaysEachRunOnce(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	trace := filepath.Join(dir, "plays.txt")
-	res := leaseraceEnv(t, []string{"LEASERACE_TRACE_PLAYS=" + trace}, args(pgArgs(t), "check", "--evidence", filepath.Join(dir, "evidence"))...)
-	if res.code != 0 {
-		t.Fatalf("want exit 0, got %v", res)
-	}
+// checkPlayedEachOnce reads the plays a run traced with the test build's
+// LEASERACE_TRACE_PLAYS: each built-in scenario under each knob setting,
+// exactly once, and nothing else.
+func checkPlayedEachOnce(t *testing.T, trace string) {
+	t.Helper()
 	data, err := os.ReadFile(trace)
 	if err != nil {
 		t.Fatalf("no plays traced: %v", err)
