@@ -266,18 +266,38 @@ func assertLocalGone(t *testing.T, dsn string) {
 	assertClusterGone(t, dir)
 }
 
-// assertClusterGone checks a local cluster's directory and processes are gone.
+// assertClusterGone checks a local cluster's directory and processes are
+// gone. The processes may take a moment more: the server dies of the
+// parent-death signal the kernel sends while the test process exits, after
+// it has closed the pipe whose end wakes the watcher, so the watcher can
+// remove the directory before the server has finished dying.
 func assertClusterGone(t *testing.T, dir string) {
 	t.Helper()
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("%s survived the crash (stat: %v)", dir, err)
 	}
+	var left []string
+	defer func() {
+		for _, p := range left {
+			t.Errorf("a process still runs on %s: %s", dir, p)
+		}
+	}()
+	Eventually(t, "no process running on "+dir, func() bool {
+		left = processesOn(dir)
+		return len(left) == 0
+	})
+}
+
+// processesOn lists the command lines that mention dir.
+func processesOn(dir string) []string {
+	var out []string
 	paths, _ := filepath.Glob("/proc/[0-9]*/cmdline")
 	for _, p := range paths {
 		if b, err := os.ReadFile(p); err == nil && strings.Contains(string(b), dir) {
-			t.Errorf("a process still runs on %s: %s", dir, strings.ReplaceAll(string(b), "\x00", " "))
+			out = append(out, strings.ReplaceAll(string(b), "\x00", " "))
 		}
 	}
+	return out
 }
 
 func assertContainerGone(t *testing.T, ctx context.Context, dsn string) {
