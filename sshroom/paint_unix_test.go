@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/leaserace/leaserace/engine/pgtest"
+	"github.com/leaserace/leaserace/internal/testwait"
 )
 
 // TestPainterInTmux draws a run of frames into a real terminal (tmux) and
@@ -39,7 +39,7 @@ func TestPainterInTmux(t *testing.T) {
 	// to the terminal as they come.
 	tmux("new-session", "-d", "-s", "p", "-x", "12", "-y", "4", "echo before; stty raw -echo; cat "+fifo+"; sleep 60")
 	t.Cleanup(func() { _, _ = exec.Command("tmux", "-S", socket, "kill-server").CombinedOutput() })
-	pgtest.Eventually(t, "the pane's first line", func() bool { return strings.Contains(tmux("capture-pane", "-p", "-t", "p"), "before") })
+	testwait.Eventually(t, "the pane's first line", func() bool { return strings.Contains(tmux("capture-pane", "-p", "-t", "p"), "before") })
 	f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -53,7 +53,7 @@ func TestPainterInTmux(t *testing.T) {
 	}
 	shows := func(want string) {
 		t.Helper()
-		pgtest.Eventually(t, "the pane showing "+want, func() bool { return screen() == want })
+		testwait.Eventually(t, "the pane showing "+want, func() bool { return screen() == want })
 	}
 	p.set("first line\nsecond\nthird\nfourth")
 	shows("first line\nsecond\nthird\nfourth")
@@ -69,5 +69,5 @@ func TestPainterInTmux(t *testing.T) {
 	p.set("wide enough?\nx")
 	shows("wide eno\nx")
 	p.stop()
-	pgtest.Eventually(t, "the screen from before the painter", func() bool { return strings.HasPrefix(screen(), "before") })
+	testwait.Eventually(t, "the screen from before the painter", func() bool { return strings.HasPrefix(screen(), "before") })
 }
