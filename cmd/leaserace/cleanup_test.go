@@ -2,7 +2,7 @@ package main
 
 // The cleanup suite: leaserace run is ended every way it can end (normal
 // exit, an error mid-run, a panic inside a step, SIGINT and SIGTERM while
-// PostgreSQL is starting and while the scenario runs), on a local cluster,
+// PostgreSQL is starting and while the scenario runs, SIGHUP while it runs), on a local cluster,
 // a DSN and a container, and after every run the leftovers are counted:
 // cluster processes, temp directories, containers, listening ports and
 // schemas. The count must be zero.
@@ -78,6 +78,8 @@ func endings(provider string) []ending {
 		{name: "panic inside a step", panics: true, codes: []int{cli.ExitBug}},
 		{name: "SIGINT mid-run", signal: os.Interrupt, stage: "run", codes: []int{130}},
 		{name: "SIGTERM mid-run", signal: syscall.SIGTERM, stage: "run", codes: []int{143}},
+		// The terminal closing under a run.
+		{name: "SIGHUP mid-run", signal: syscall.SIGHUP, stage: "run", codes: []int{cli.ExitHangup}},
 	}
 	if provider == "dsn" {
 		return out

@@ -7,8 +7,6 @@ import (
 	"context"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/leaserace/leaserace/cmd/leaserace/internal/cli"
 	"github.com/leaserace/leaserace/engine"
@@ -25,15 +23,13 @@ func main() {
 }
 
 func realMain() int {
-	// Two contexts, one per signal, so the exit code can tell Ctrl-C
-	// (130) from a SIGTERM (143).
-	intCtx, stopInt := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stopInt()
-	ctx, stopTerm := signal.NotifyContext(intCtx, syscall.SIGTERM)
-	defer stopTerm()
+	// Ctrl-C, SIGTERM and a closed terminal (SIGHUP) end ctx, and the
+	// signal is its cause, so the exit code can tell them apart.
+	ctx, stop := cli.WithSignals(context.Background())
+	defer stop()
 
 	a := newApp(os.Stdin, os.Stdout, os.Stderr, os.Getenv)
-	return a.Finish(a.execute(ctx, newRootCmd(a)), intCtx, ctx)
+	return a.Finish(a.execute(ctx, newRootCmd(a)), ctx)
 }
 
 // execute runs the command line. A panic on the command's own goroutine has

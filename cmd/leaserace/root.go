@@ -55,7 +55,8 @@ place --pg local looks for initdb and postgres (set and empty: nowhere).
 
 Exit codes: 0 ok, 1 check mismatch or runtime failure, 2 bad flag or input,
 3 no PostgreSQL server could start, 70 a bug in leaserace (a panic),
-130 interrupted (Ctrl-C), 143 terminated (SIGTERM).
+129 hung up (the terminal closed), 130 interrupted (Ctrl-C),
+143 terminated (SIGTERM).
 NO_COLOR turns colour off.`,
 		Example: `  # The race at the moment A's late heartbeat arrives
   leaserace --scenario renewal-race --at 1075

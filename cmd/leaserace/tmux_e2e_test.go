@@ -7,7 +7,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -386,5 +388,111 @@ func TestTmuxPsqlBesideTheRun(t *testing.T) {
 	entries, _ := os.ReadDir(tmp)
 	for _, e := range entries {
 		t.Errorf("left behind: %s", filepath.Join(tmp, e.Name()))
+	}
+}
+
+// pidAndStderr wraps a leaserace command line for tmuxStart: the shell
+// writes its pid to pidFile and execs the binary in place, its stderr into
+// errFile, so the test knows the binary's pid and can read what it said
+// after its terminal is gone. ignoreHUP starts it with SIGHUP ignored, as
+// nohup does.
+func pidAndStderr(pidFile, errFile string, ignoreHUP bool, args ...string) []string {
+	script := `echo $$ > ` + shellQuote(pidFile) + `; exec "$0" "$@" 2> ` + shellQuote(errFile)
+	if ignoreHUP {
+		script = `trap '' HUP; ` + script
+	}
+	return append([]string{"sh", "-c", script, built.path}, args...)
+}
+
+// readPID waits for pidAndStderr's pid file.
+func readPID(t *testing.T, path string) int {
+	t.Helper()
+	var pid int
+	pgtest.Eventually(t, "the binary's pid in "+path, func() bool {
+		data, err := os.ReadFile(path)
+		if err != nil || !strings.HasSuffix(string(data), "\n") {
+			return false
+		}
+		pid, err = strconv.Atoi(strings.TrimSpace(string(data)))
+		return err == nil
+	})
+	return pid
+}
+
+// gone says whether pid has exited (or is a zombie nobody reaped yet).
+func gone(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	_, rest, _ := strings.Cut(string(stat), ") ")
+	return strings.HasPrefix(rest, "Z")
+}
+
+// TestTmuxClosingTheTerminalCleansUp closes the terminal under the TUI (the
+// tmux server goes, and with it the pane's terminal: SIGHUP) while it runs
+// on a local cluster of its own. leaserace says it hung up, and the
+// cluster, its directory and its processes are gone.
+func TestTmuxClosingTheTerminalCleansUp(t *testing.T) {
+	t.Parallel()
+	tmp, err := os.MkdirTemp("", "lr-tmux-hup-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(tmp)
+	// The local cluster runs as the postgres user and must reach it.
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files := t.TempDir()
+	pidFile, errFile := filepath.Join(files, "pid"), filepath.Join(files, "stderr")
+	line := append([]string{"env", "TMPDIR=" + tmp, "NO_COLOR=1"}, pidAndStderr(pidFile, errFile, false,
+		"--scenario", "renewal-race", "--pg", "local", "--no-ask")...)
+	s, _ := tmuxStart(t, 120, 40, line...)
+	// The first screen waits on a local cluster made and started.
+	s.waitScreen("event 0/6", 12*pgtest.WaitTimeout())
+	pid := readPID(t, pidFile)
+	if dirs, _ := filepath.Glob(filepath.Join(tmp, "leaserace-pg-*")); len(dirs) != 1 {
+		t.Fatalf("want the run's cluster under %s, found %v", tmp, dirs)
+	}
+
+	if out, err := s.tmux("kill-server"); err != nil {
+		t.Fatalf("tmux kill-server: %v %s", err, out)
+	}
+	pgtest.Eventually(t, "leaserace to exit after its terminal closed", func() bool { return gone(pid) })
+	stderr, _ := os.ReadFile(errFile)
+	if !strings.Contains(string(stderr), "leaserace: hung up (the terminal closed); everything leaserace started has been stopped") {
+		t.Errorf("stderr does not say it hung up:\n%s", stderr)
+	}
+	for _, p := range processesUnder(t, tmp) {
+		t.Errorf("left behind: %s", p)
+	}
+	entries, _ := os.ReadDir(tmp)
+	for _, e := range entries {
+		t.Errorf("left behind: %s", filepath.Join(tmp, e.Name()))
+	}
+}
+
+// TestTmuxHangupIgnoredUnderNohup starts the TUI with SIGHUP ignored, as
+// nohup does, and sends it one: it goes on (the next step draws), and q
+// still exits 0.
+func TestTmuxHangupIgnoredUnderNohup(t *testing.T) {
+	t.Parallel()
+	files := t.TempDir()
+	pidFile := filepath.Join(files, "pid")
+	s, status := tmuxStart(t, 120, 40, pidAndStderr(pidFile, filepath.Join(files, "stderr"), true,
+		args(pgArgs(t), "--scenario", "renewal-race", "--no-ask")...)...)
+	s.waitScreen("event 0/6", 3*pgtest.WaitTimeout())
+	if err := syscall.Kill(readPID(t, pidFile), syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	// Had the signal stopped it, the run would end with 129 on its own
+	// (under a second here); a step drawn after it and q's exit 0 show it
+	// went on.
+	s.keys("Right")
+	s.waitScreen("event 1/6", pgtest.WaitTimeout())
+	s.keys("q")
+	if code := exitStatus(t, s, status); code != "0" {
+		t.Fatalf("exit status after q: %q, want 0; screen:\n%s", code, s.screen())
 	}
 }

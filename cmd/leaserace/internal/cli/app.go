@@ -19,12 +19,13 @@ import (
 // Exit codes, also listed in the root command's help.
 const (
 	ExitOK        = 0
-	ExitFailure   = 1  // a check mismatch or a runtime failure
-	ExitUsage     = 2  // a bad flag, scenario file or fixtures file
-	ExitNoServer  = 3  // no PostgreSQL provider could start
-	ExitBug       = 70 // a panic inside leaserace (EX_SOFTWARE)
-	ExitInterrupt = 130
-	ExitTerm      = 143
+	ExitFailure   = 1   // a check mismatch or a runtime failure
+	ExitUsage     = 2   // a bad flag, scenario file or fixtures file
+	ExitNoServer  = 3   // no PostgreSQL provider could start
+	ExitBug       = 70  // a panic inside leaserace (EX_SOFTWARE)
+	ExitHangup    = 129 // SIGHUP: the terminal closed
+	ExitInterrupt = 130 // Ctrl-C
+	ExitTerm      = 143 // SIGTERM
 )
 
 // App is what every command shares: the process's streams and environment,
@@ -76,9 +77,9 @@ func WithCode(code int, err error) error {
 }
 
 // Finish prints err, if any, then the warnings cleaning up left, and picks
-// the exit code. intCtx ends on Ctrl-C, ctx on Ctrl-C or SIGTERM.
-func (a *App) Finish(err error, intCtx, ctx context.Context) int {
-	code := a.report(err, intCtx, ctx)
+// the exit code. ctx is the one WithSignals made.
+func (a *App) Finish(err error, ctx context.Context) int {
+	code := a.report(err, ctx)
 	a.mu.Lock()
 	warnings := a.warnings
 	a.warnings = nil
@@ -91,17 +92,15 @@ func (a *App) Finish(err error, intCtx, ctx context.Context) int {
 
 // report prints err, if any, and picks the exit code. A signal wins over
 // whatever error it caused, so Ctrl-C always ends with 130.
-func (a *App) report(err error, intCtx, ctx context.Context) int {
+func (a *App) report(err error, ctx context.Context) int {
 	if err == nil {
 		return ExitOK
 	}
-	switch {
-	case intCtx.Err() != nil:
-		a.Errorf("interrupted; everything leaserace started has been stopped")
-		return ExitInterrupt
-	case ctx.Err() != nil:
-		a.Errorf("terminated; everything leaserace started has been stopped")
-		return ExitTerm
+	var se *SignalError
+	if errors.As(context.Cause(ctx), &se) {
+		what, code := signalExit(se.Signal)
+		a.Errorf("%s; everything leaserace started has been stopped", what)
+		return code
 	}
 	var pe *engine.PanicError
 	if errors.As(err, &pe) {

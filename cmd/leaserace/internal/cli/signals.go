@@ -1,0 +1,71 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// stopSignals are the signals that stop leaserace the orderly way: what it
+// started is stopped before it exits. SIGHUP is the terminal closing
+// under it, which is how many people end a program in a window.
+var stopSignals = [...]os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
+
+// SignalError is the cause of a context ended by a stop signal.
+type SignalError struct{ Signal os.Signal }
+
+func (e *SignalError) Error() string { return fmt.Sprintf("stopped by %v", e.Signal) }
+
+// WithSignals returns a context that ends, with a *SignalError as its
+// cause, when the first stop signal arrives that the process does not
+// ignore. Until stop is called, later
+// signals are caught too, so a second Ctrl-C cannot cut the cleanup short.
+func WithSignals(parent context.Context) (ctx context.Context, stop func()) {
+	ctx, cancel := context.WithCancelCause(parent)
+	caught := make(chan os.Signal, 1)
+	for _, sig := range stopSignals {
+		// A signal ignored from the start stays ignored: under nohup a
+		// room server must outlive the terminal it was started from, and
+		// Notify would stop ignoring SIGHUP.
+		if !signal.Ignored(sig) {
+			signal.Notify(caught, sig)
+		}
+	}
+	done := make(chan struct{})
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		select {
+		case s := <-caught:
+			cancel(&SignalError{Signal: s})
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		close(done)
+		<-ended
+		signal.Stop(caught)
+		cancel(nil)
+	}
+}
+
+// signalExit is the message and exit code for a run a stop signal ended:
+// 128 plus the signal's number, as a shell reports it.
+func signalExit(s os.Signal) (what string, code int) {
+	switch s {
+	case os.Interrupt:
+		what = "interrupted"
+	case syscall.SIGTERM:
+		what = "terminated"
+	case syscall.SIGHUP:
+		what = "hung up (the terminal closed)"
+	default:
+		what = "stopped by " + s.String()
+	}
+	if n, ok := s.(syscall.Signal); ok {
+		return what, 128 + int(n)
+	}
+	return what, ExitFailure
+}
