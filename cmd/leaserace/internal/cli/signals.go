@@ -19,19 +19,21 @@ type SignalError struct{ Signal os.Signal }
 func (e *SignalError) Error() string { return fmt.Sprintf("stopped by %v", e.Signal) }
 
 // WithSignals returns a context that ends, with a *SignalError as its
-// cause, when the first stop signal arrives that the process does not
-// ignore. Until stop is called, later
+// cause, when the first stop signal arrives. Until stop is called, later
 // signals are caught too, so a second Ctrl-C cannot cut the cleanup short.
 func WithSignals(parent context.Context) (ctx context.Context, stop func()) {
 	ctx, cancel := context.WithCancelCause(parent)
 	caught := make(chan os.Signal, 1)
 	for _, sig := range stopSignals {
-		// A signal ignored from the start stays ignored: under nohup a
-		// room server must outlive the terminal it was started from, and
-		// Notify would stop ignoring SIGHUP.
-		if !signal.Ignored(sig) {
-			signal.Notify(caught, sig)
+		// SIGHUP ignored from the start stays ignored: under nohup a room
+		// server must outlive the terminal it was started from, and Notify
+		// would stop ignoring it. SIGINT and SIGTERM are caught even so, as
+		// before: a script that starts leaserace in the background (where
+		// the shell ignores SIGINT) may still stop it with kill -INT.
+		if sig == syscall.SIGHUP && signal.Ignored(sig) {
+			continue
 		}
+		signal.Notify(caught, sig)
 	}
 	done := make(chan struct{})
 	ended := make(chan struct{})
