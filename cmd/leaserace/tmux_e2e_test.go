@@ -193,15 +193,7 @@ func readExported(t *testing.T, path string) transcript.Transcript {
 // directory and its processes are gone.
 func TestTmuxFaultsShownInPlace(t *testing.T) {
 	t.Parallel()
-	tmp, err := os.MkdirTemp("", "lr-tmux-faults-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(tmp)
-	// The local cluster runs as the postgres user and must reach it.
-	if err := os.Chmod(tmp, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	tmp := localClusterTmp(t, "lr-tmux-faults-")
 	// resource-down fires before the acquire at 1070, so B's effect at
 	// 1070 is the write that finds no resource; the panic hits A's effect.
 	s, status := tmuxStart(t, 120, 40, "env", "TMPDIR="+tmp, "NO_COLOR=1", "LEASERACE_FAULT=resource-down@1070,panic@1080",
@@ -316,15 +308,7 @@ func TestTmuxPsqlBesideTheRun(t *testing.T) {
 		}
 		t.Skip("psql is not installed")
 	}
-	tmp, err := os.MkdirTemp("", "lr-tmux-psql-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(tmp)
-	// The local cluster runs as the postgres user and must reach it.
-	if err := os.Chmod(tmp, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	tmp := localClusterTmp(t, "lr-tmux-psql-")
 	s, status := tmuxStart(t, 120, 40, "env", "TMPDIR="+tmp, "NO_COLOR=1",
 		built.path, "--scenario", "renewal-race", "--renewal", "blind", "--fencing", "off", "--at", "1075", "--pg", "local")
 
@@ -435,15 +419,7 @@ func gone(pid int) bool {
 // cluster, its directory and its processes are gone.
 func TestTmuxClosingTheTerminalCleansUp(t *testing.T) {
 	t.Parallel()
-	tmp, err := os.MkdirTemp("", "lr-tmux-hup-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(tmp)
-	// The local cluster runs as the postgres user and must reach it.
-	if err := os.Chmod(tmp, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	tmp := localClusterTmp(t, "lr-tmux-hup-")
 	files := t.TempDir()
 	pidFile, errFile := filepath.Join(files, "pid"), filepath.Join(files, "stderr")
 	line := append([]string{"env", "TMPDIR=" + tmp, "NO_COLOR=1"}, pidAndStderr(pidFile, errFile, false,
@@ -495,4 +471,21 @@ func TestTmuxHangupIgnoredUnderNohup(t *testing.T) {
 	if code := exitStatus(t, s, status); code != "0" {
 		t.Fatalf("exit status after q: %q, want 0; screen:\n%s", code, s.screen())
 	}
+}
+
+// localClusterTmp is a TMPDIR of the test's own for a binary that starts a
+// local cluster: the cluster runs as the postgres user and must reach it,
+// and the test can count what is left in it. It is removed when the test
+// ends.
+func localClusterTmp(t *testing.T, prefix string) string {
+	t.Helper()
+	tmp, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(tmp) })
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return tmp
 }
