@@ -8,23 +8,21 @@ import (
 	"syscall"
 )
 
-// stopSignals are the signals that stop leaserace the orderly way: what it
-// started is stopped before it exits. SIGHUP is the terminal closing
-// under it, which is how many people end a program in a window.
-var stopSignals = [...]os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
-
 // SignalError is the cause of a context ended by a stop signal.
 type SignalError struct{ Signal os.Signal }
 
 func (e *SignalError) Error() string { return fmt.Sprintf("stopped by %v", e.Signal) }
 
 // WithSignals returns a context that ends, with a *SignalError as its
-// cause, when the first stop signal arrives. Until stop is called, later
-// signals are caught too, so a second Ctrl-C cannot cut the cleanup short.
+// cause, when the first stop signal arrives: Ctrl-C, SIGTERM, or SIGHUP,
+// the terminal closing under it, which is how many people end a program
+// in a window. What leaserace started is then stopped before it exits.
+// Until stop is called, later signals are caught too, so a second Ctrl-C
+// cannot cut the cleanup short.
 func WithSignals(parent context.Context) (ctx context.Context, stop func()) {
 	ctx, cancel := context.WithCancelCause(parent)
 	caught := make(chan os.Signal, 1)
-	for _, sig := range stopSignals {
+	for _, sig := range []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP} {
 		// SIGHUP ignored from the start stays ignored: under nohup a room
 		// server must outlive the terminal it was started from, and Notify
 		// would stop ignoring it. SIGINT and SIGTERM are caught even so, as
