@@ -2,8 +2,9 @@ package main
 
 // The cleanup suite: leaserace run is ended every way it can end (normal
 // exit, an error mid-run, a panic inside a step, SIGINT and SIGTERM while
-// PostgreSQL is starting and while the scenario runs, SIGHUP while it runs), on a local cluster,
-// a DSN and a container, and after every run the leftovers are counted:
+// PostgreSQL is starting and while the scenario runs, SIGHUP while it
+// runs), on a local cluster, a DSN and a container, and after every run
+// the leftovers are counted:
 // cluster processes, temp directories, containers, listening ports and
 // schemas. The count must be zero.
 //

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/leaserace/leaserace/engine/pgtest"
+	"github.com/leaserace/leaserace/engine/pgtest/zonkytest"
 	"github.com/leaserace/leaserace/engine/transcript"
 )
 
@@ -193,7 +194,7 @@ func readExported(t *testing.T, path string) transcript.Transcript {
 // directory and its processes are gone.
 func TestTmuxFaultsShownInPlace(t *testing.T) {
 	t.Parallel()
-	tmp := localClusterTmp(t, "lr-tmux-faults-")
+	tmp := zonkytest.OpenDir(t, "lr-tmux-faults-")
 	// resource-down fires before the acquire at 1070, so B's effect at
 	// 1070 is the write that finds no resource; the panic hits A's effect.
 	s, status := tmuxStart(t, 120, 40, "env", "TMPDIR="+tmp, "NO_COLOR=1", "LEASERACE_FAULT=resource-down@1070,panic@1080",
@@ -308,7 +309,7 @@ func TestTmuxPsqlBesideTheRun(t *testing.T) {
 		}
 		t.Skip("psql is not installed")
 	}
-	tmp := localClusterTmp(t, "lr-tmux-psql-")
+	tmp := zonkytest.OpenDir(t, "lr-tmux-psql-")
 	s, status := tmuxStart(t, 120, 40, "env", "TMPDIR="+tmp, "NO_COLOR=1",
 		built.path, "--scenario", "renewal-race", "--renewal", "blind", "--fencing", "off", "--at", "1075", "--pg", "local")
 
@@ -409,8 +410,8 @@ func gone(pid int) bool {
 	if err != nil {
 		return true
 	}
-	_, rest, _ := strings.Cut(string(stat), ") ")
-	return strings.HasPrefix(rest, "Z")
+	_, _, alive := parseStat(stat)
+	return !alive
 }
 
 // TestTmuxClosingTheTerminalCleansUp closes the terminal under the TUI (the
@@ -419,7 +420,7 @@ func gone(pid int) bool {
 // cluster, its directory and its processes are gone.
 func TestTmuxClosingTheTerminalCleansUp(t *testing.T) {
 	t.Parallel()
-	tmp := localClusterTmp(t, "lr-tmux-hup-")
+	tmp := zonkytest.OpenDir(t, "lr-tmux-hup-")
 	files := t.TempDir()
 	pidFile, errFile := filepath.Join(files, "pid"), filepath.Join(files, "stderr")
 	line := append([]string{"env", "TMPDIR=" + tmp, "NO_COLOR=1"}, pidAndStderr(pidFile, errFile, false,
@@ -471,21 +472,4 @@ func TestTmuxHangupIgnoredUnderNohup(t *testing.T) {
 	if code := exitStatus(t, s, status); code != "0" {
 		t.Fatalf("exit status after q: %q, want 0; screen:\n%s", code, s.screen())
 	}
-}
-
-// localClusterTmp is a TMPDIR of the test's own for a binary that starts a
-// local cluster: the cluster runs as the postgres user and must reach it,
-// and the test can count what is left in it. It is removed when the test
-// ends.
-func localClusterTmp(t *testing.T, prefix string) string {
-	t.Helper()
-	tmp, err := os.MkdirTemp("", prefix)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(tmp) })
-	if err := os.Chmod(tmp, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return tmp
 }

@@ -33,19 +33,14 @@ func WithSignals(parent context.Context) (ctx context.Context, stop func()) {
 		}
 		signal.Notify(caught, sig)
 	}
-	done := make(chan struct{})
-	ended := make(chan struct{})
 	go func() {
-		defer close(ended)
 		select {
 		case s := <-caught:
 			cancel(&SignalError{Signal: s})
-		case <-done:
+		case <-ctx.Done():
 		}
 	}()
 	return ctx, func() {
-		close(done)
-		<-ended
 		signal.Stop(caught)
 		cancel(nil)
 	}
