@@ -3,8 +3,10 @@ package sshroom
 import (
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +23,11 @@ func TestOpenSSHInTmux(t *testing.T) {
 		if _, err := exec.LookPath(bin); err != nil {
 			t.Skipf("%s is not installed: %v", bin, err)
 		}
+	}
+	if sigwinchBlocked() {
+		// Inherited blocked, SIGWINCH stays blocked in tmux's children:
+		// OpenSSH 9.2 never unblocks it, so no resize could reach the room.
+		t.Fatal("SIGWINCH is blocked in this test process (perf record, for one, blocks it in what it runs): OpenSSH would never hear the pane's resizes")
 	}
 	rec := newRecorder()
 	s := startRoom(t, Config{MinWidth: 40, MinHeight: 12}, rec.app)
@@ -100,4 +107,20 @@ func TestOpenSSHInTmux(t *testing.T) {
 	keys("q")
 	waitScreen(testwait.Timeout(), "EXIT=0")
 	rec.waitCleaned(t, "alice", 1, testwait.Timeout())
+}
+
+// sigwinchBlocked says whether this process started with SIGWINCH (28)
+// blocked, from the SigBlk mask in /proc (false where there is none).
+func sigwinchBlocked() bool {
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return false
+	}
+	for line := range strings.SplitSeq(string(status), "\n") {
+		if mask, ok := strings.CutPrefix(line, "SigBlk:"); ok {
+			m, err := strconv.ParseUint(strings.TrimSpace(mask), 16, 64)
+			return err == nil && m&(1<<(28-1)) != 0
+		}
+	}
+	return false
 }
