@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"testing"
@@ -69,6 +70,12 @@ func at1075(t *testing.T) Screen {
 
 func TestFrameAtEverySizeNeverPanicsAndFits(t *testing.T) {
 	t.Parallel()
+	// About 50,000 frames: gigabytes of short-lived rows and strings over
+	// a live heap of a few megabytes. At the default GOGC the collector
+	// ran thousands of cycles, 40 % of the package's CPU; the frames are
+	// what is under test. Restored once every subtest is done.
+	gc := debug.SetGCPercent(400)
+	t.Cleanup(func() { debug.SetGCPercent(gc) })
 	states := map[string]Screen{"start": showing(shipped(t, "renewal-race", blindOff()))}
 	m := at1075(t)
 	states["1075"] = m
