@@ -49,14 +49,51 @@ func (s *tmuxSession) state() string {
 	lines := []string{"pane " + strings.TrimSpace(out)}
 	var pid int
 	_, _ = fmt.Sscan(out, &pid)
+	binary := 0
 	for _, p := range append([]proc{{pid: pid, cmd: "(the pane's shell)"}}, descendants(pid)...) {
 		status, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.pid))
 		_, state, _ := strings.Cut(string(status), "\nState:")
 		state, _, _ = strings.Cut(state, "\n")
 		wchan, _ := os.ReadFile(fmt.Sprintf("/proc/%d/wchan", p.pid))
 		lines = append(lines, fmt.Sprintf("pid %d %s: %s, waiting in %q", p.pid, p.cmd, strings.TrimSpace(state), wchan))
+		if binary == 0 && strings.HasPrefix(p.cmd, built.path) {
+			binary = p.pid
+		}
+	}
+	if binary != 0 {
+		lines = append(lines, s.goroutines(binary))
 	}
 	return strings.Join(lines, "\n")
+}
+
+// goroutines ends the pane's leaserace with SIGQUIT, for which Go prints
+// every goroutine's stack, and returns that dump: a screen left blank with
+// the process asleep says nothing of what it waits for. The pane is made
+// tall enough to hold the dump first, since the alternate screen keeps no
+// history.
+func (s *tmuxSession) goroutines(pid int) string {
+	_, _ = s.tmux("resize-window", "-t", "lr", "-y", "3000")
+	// The TUI keeps the terminal raw: without output processing each line
+	// of the dump would start where the last one ended.
+	if tty, err := s.tmux("display-message", "-p", "-t", "lr", "#{pane_tty}"); err == nil {
+		_ = exec.Command("stty", "-F", strings.TrimSpace(tty), "opost", "onlcr").Run()
+	}
+	if err := syscall.Kill(pid, syscall.SIGQUIT); err != nil {
+		return fmt.Sprintf("(no goroutine dump: %v)", err)
+	}
+	for end := time.Now().Add(pgtest.WaitTimeout()); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		if out, err := s.tmux("display-message", "-p", "-t", "lr", "#{pane_dead}"); err != nil || strings.TrimSpace(out) == "1" {
+			break
+		}
+	}
+	out, err := s.tmux("capture-pane", "-p", "-J", "-t", "lr", "-S", "-", "-E", "-")
+	if err != nil {
+		return "(no goroutine dump: " + strings.TrimSpace(out) + ")"
+	}
+	if i := strings.Index(out, "SIGQUIT"); i >= 0 {
+		out = out[i:]
+	}
+	return "leaserace's goroutines at SIGQUIT:\n" + strings.TrimSpace(out)
 }
 
 // waitScreen polls the screen until it shows want.
