@@ -112,15 +112,9 @@ func TestOpenSSHInTmux(t *testing.T) {
 // sigwinchBlocked says whether this process started with SIGWINCH (28)
 // blocked, from the SigBlk mask in /proc (false where there is none).
 func sigwinchBlocked() bool {
-	status, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return false
-	}
-	for line := range strings.SplitSeq(string(status), "\n") {
-		if mask, ok := strings.CutPrefix(line, "SigBlk:"); ok {
-			m, err := strconv.ParseUint(strings.TrimSpace(mask), 16, 64)
-			return err == nil && m&(1<<(28-1)) != 0
-		}
-	}
-	return false
+	status, _ := os.ReadFile("/proc/self/status")
+	_, mask, _ := strings.Cut(string(status), "\nSigBlk:")
+	mask, _, _ = strings.Cut(mask, "\n")
+	m, err := strconv.ParseUint(strings.TrimSpace(mask), 16, 64)
+	return err == nil && m&(1<<(28-1)) != 0
 }
