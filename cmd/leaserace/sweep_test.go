@@ -90,7 +90,11 @@ func TestSIGKILLDuringInitdbIsSweptByTheNextStart(t *testing.T) {
 		t.Skip("needs bash for the stuck initdb")
 	}
 	tmp := localTempDir(t)
-	s := startLeaserace(t, []string{"TMPDIR=" + tmp, "LEASERACE_PG_BINDIR=" + stuckInitdb(t, real)}, "run", "--pg", "local")
+	// The killed run dies holding the cache's lock for binaries that go
+	// with the test: that lock file is left in a cache of the test's own,
+	// not in the user's.
+	cache := "XDG_CACHE_HOME=" + t.TempDir()
+	s := startLeaserace(t, []string{"TMPDIR=" + tmp, cache, "LEASERACE_PG_BINDIR=" + stuckInitdb(t, real)}, "run", "--pg", "local")
 	var dir string
 	for end := time.Now().Add(2 * time.Minute); dir == ""; time.Sleep(10 * time.Millisecond) {
 		if found, _ := filepath.Glob(filepath.Join(tmp, "leaserace-pg-*", "initdb-finished")); len(found) > 0 {

@@ -87,3 +87,17 @@ func sameFile(f *os.File, path string) bool {
 	now, err := os.Stat(path)
 	return err == nil && os.SameFile(held, now)
 }
+
+// removeUnheldLock removes the lock file at path if nobody holds it, as a
+// holder's release does: one who opened it meanwhile finds it no longer
+// at path once locked, and takes a new one.
+func removeUnheldLock(path string) {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return
+	}
+	defer f.Close() // unlocks, after the removal
+	if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil && sameFile(f, path) {
+		os.Remove(path)
+	}
+}

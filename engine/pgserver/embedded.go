@@ -35,10 +35,12 @@ type EmbeddedProvider struct {
 	// CacheDir holds one directory per version; empty means
 	// os.UserCacheDir()/leaserace/postgres.
 	CacheDir string
-	// Dir, Made and MaxConnections are as in LocalProvider.
+	// Dir, Made, MaxConnections and ClusterCache are as in LocalProvider
+	// (ClusterCache on Unix only: elsewhere the library runs initdb).
 	Dir            string
 	Made           func(dir string)
 	MaxConnections int
+	ClusterCache   string
 	// StallTimeout gives up on a mirror that sends nothing for this long;
 	// zero means 30 seconds.
 	StallTimeout time.Duration

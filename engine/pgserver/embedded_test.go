@@ -23,8 +23,15 @@ import (
 	"github.com/leaserace/leaserace/engine/pgtest/zonkytest"
 )
 
-func embedded(mirror, cache string) pgserver.EmbeddedProvider {
-	return pgserver.EmbeddedProvider{Version: zonkytest.Version, Mirror: mirror, CacheDir: cache, StallTimeout: 5 * time.Second}
+// embedded is the provider with the binaries in cache and the clusters
+// initdb makes kept in a directory of the test's own: each test's binaries
+// are new ones, so in the user's cache their clusters would only be left
+// for the next run to find and remove.
+func embedded(tb testing.TB, mirror, cache string) pgserver.EmbeddedProvider {
+	return pgserver.EmbeddedProvider{
+		Version: zonkytest.Version, Mirror: mirror, CacheDir: cache, StallTimeout: 5 * time.Second,
+		ClusterCache: zonkytest.OpenDir(tb, "lrini"),
+	}
 }
 
 // cacheEntries lists what the cache root holds.
@@ -70,7 +77,7 @@ func TestEmbeddedDownloadsOnceThenRunsOffline(t *testing.T) {
 	mirror := zonkytest.NewMirror(t, zonkytest.Serve{Jar: jar.Bytes, Sum: jar.Sum})
 
 	var first progressLog
-	srv := startEmbedded(t, embedded(mirror.URL, cache), first.add)
+	srv := startEmbedded(t, embedded(t, mirror.URL, cache), first.add)
 	if srv.Provider != "embedded" || srv.Version == "" {
 		t.Errorf("served by %q, version %q", srv.Provider, srv.Version)
 	}
@@ -91,7 +98,7 @@ func TestEmbeddedDownloadsOnceThenRunsOffline(t *testing.T) {
 	asked := mirror.Requests()
 	mirror.Close()
 	var second progressLog
-	again := startEmbedded(t, embedded(mirror.URL, cache), second.add)
+	again := startEmbedded(t, embedded(t, mirror.URL, cache), second.add)
 	selectOne(t, again.DSN)
 	if mirror.Requests() != asked {
 		t.Errorf("the second start asked the mirror %d more times", mirror.Requests()-asked)
@@ -172,7 +179,7 @@ func TestEmbeddedRaisesMaxConnections(t *testing.T) {
 	jar := zonkytest.Get(t)
 	cache := zonkytest.OpenDir(t, "lremb")
 	mirror := zonkytest.NewMirror(t, zonkytest.Serve{Jar: jar.Bytes, Sum: jar.Sum})
-	p := embedded(mirror.URL, cache)
+	p := embedded(t, mirror.URL, cache)
 	p.MaxConnections = 157
 	srv := startEmbedded(t, p, nil)
 	if got := showMaxConnections(t, srv.DSN); got != "157" {
@@ -201,7 +208,7 @@ func TestEmbeddedRefusesABadChecksum(t *testing.T) {
 	cache := zonkytest.OpenDir(t, "lremb")
 	wrong := sha256.Sum256([]byte("not the jar"))
 	mirror := zonkytest.NewMirror(t, zonkytest.Serve{Jar: jar.Bytes, Sum: hex.EncodeToString(wrong[:])})
-	err := refused(t, embedded(mirror.URL, cache), providerCtx(t))
+	err := refused(t, embedded(t, mirror.URL, cache), providerCtx(t))
 	var bad *zonky.ChecksumError
 	if !errors.As(err, &bad) || bad.Got != jar.Sum || bad.Want != hex.EncodeToString(wrong[:]) {
 		t.Fatalf("got %v, want a ChecksumError with both sums", err)
@@ -218,7 +225,7 @@ func TestEmbeddedRefusesAJarWithoutItsChecksum(t *testing.T) {
 	jar := zonkytest.Get(t)
 	cache := zonkytest.OpenDir(t, "lremb")
 	mirror := zonkytest.NewMirror(t, zonkytest.Serve{Jar: jar.Bytes})
-	err := refused(t, embedded(mirror.URL, cache), providerCtx(t))
+	err := refused(t, embedded(t, mirror.URL, cache), providerCtx(t))
 	if !strings.Contains(err.Error(), ".sha256") || !strings.Contains(err.Error(), "404") {
 		t.Errorf("the error does not name the missing .sha256: %v", err)
 	}
@@ -228,7 +235,7 @@ func TestEmbeddedGivesUpOnAHangingMirror(t *testing.T) {
 	t.Parallel()
 	cache := zonkytest.OpenDir(t, "lremb")
 	mirror := zonkytest.NewMirror(t, zonkytest.Serve{Hang: true})
-	p := embedded(mirror.URL, cache)
+	p := embedded(t, mirror.URL, cache)
 	p.StallTimeout = 300 * time.Millisecond
 	began := time.Now()
 	err := refused(t, p, providerCtx(t))
@@ -253,7 +260,7 @@ func TestEmbeddedDownloadStopsOnCancel(t *testing.T) {
 		}
 		cancel()
 	}()
-	p := embedded(mirror.URL, cache)
+	p := embedded(t, mirror.URL, cache)
 	p.StallTimeout = time.Minute
 	err := refused(t, p, ctx)
 	if !errors.Is(err, context.Canceled) {
@@ -267,7 +274,7 @@ func TestEmbeddedRefusesATruncatedJar(t *testing.T) {
 	t.Run("connection cut", func(t *testing.T) {
 		t.Parallel()
 		mirror := zonkytest.NewMirror(t, zonkytest.Serve{Jar: jar.Bytes, Sum: jar.Sum, CutAfter: len(jar.Bytes) / 3})
-		err := refused(t, embedded(mirror.URL, zonkytest.OpenDir(t, "lremb")), providerCtx(t))
+		err := refused(t, embedded(t, mirror.URL, zonkytest.OpenDir(t, "lremb")), providerCtx(t))
 		if !strings.Contains(err.Error(), "could not download PostgreSQL "+zonkytest.Version+" from "+mirror.URL) {
 			t.Errorf("the error does not name the download: %v", err)
 		}
@@ -277,7 +284,7 @@ func TestEmbeddedRefusesATruncatedJar(t *testing.T) {
 		short := jar.Bytes[:len(jar.Bytes)/2]
 		sum := sha256.Sum256(short)
 		mirror := zonkytest.NewMirror(t, zonkytest.Serve{Jar: short, Sum: hex.EncodeToString(sum[:])})
-		err := refused(t, embedded(mirror.URL, zonkytest.OpenDir(t, "lremb")), providerCtx(t))
+		err := refused(t, embedded(t, mirror.URL, zonkytest.OpenDir(t, "lremb")), providerCtx(t))
 		if !strings.Contains(err.Error(), "not a jar") {
 			t.Errorf("got %v, want it named not a jar", err)
 		}
@@ -293,7 +300,7 @@ func TestEmbeddedRefusesAJarWithoutTxz(t *testing.T) {
 	zw.Close()
 	sum := sha256.Sum256(b.Bytes())
 	mirror := zonkytest.NewMirror(t, zonkytest.Serve{Jar: b.Bytes(), Sum: hex.EncodeToString(sum[:])})
-	err := refused(t, embedded(mirror.URL, zonkytest.OpenDir(t, "lremb")), providerCtx(t))
+	err := refused(t, embedded(t, mirror.URL, zonkytest.OpenDir(t, "lremb")), providerCtx(t))
 	if !errors.Is(err, zonky.ErrNoTxz) {
 		t.Errorf("got %v, want ErrNoTxz", err)
 	}
@@ -308,7 +315,7 @@ func TestEmbeddedSaysWhenTheCacheCannotBeWritten(t *testing.T) {
 		t.Fatal(err)
 	}
 	mirror := zonkytest.NewMirror(t, zonkytest.Serve{})
-	p := embedded(mirror.URL, filepath.Join(blocker, "cache"))
+	p := embedded(t, mirror.URL, filepath.Join(blocker, "cache"))
 	_, err := p.Start(providerCtx(t), nil)
 	if err == nil || !strings.Contains(err.Error(), "PostgreSQL cache directory") || !strings.Contains(err.Error(), blocker) {
 		t.Errorf("got %v, want an error naming the cache directory", err)
@@ -360,23 +367,23 @@ func BenchmarkProviderStartEmbedded(b *testing.B) {
 	mirror := zonkytest.NewMirror(b, zonkytest.Serve{Jar: jar.Bytes, Sum: jar.Sum})
 	b.Run("download+unpack", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := embedded(mirror.URL, zonkytest.OpenDir(b, "lremb")).Binaries(providerCtx(b), nil); err != nil {
+			if _, err := embedded(b, mirror.URL, zonkytest.OpenDir(b, "lremb")).Binaries(providerCtx(b), nil); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
 	b.Run("first", func(b *testing.B) {
 		benchmarkStart(b, func(tb testing.TB) *pgserver.Server {
-			return startEmbedded(tb, embedded(mirror.URL, zonkytest.OpenDir(tb, "lremb")), nil)
+			return startEmbedded(tb, embedded(tb, mirror.URL, zonkytest.OpenDir(tb, "lremb")), nil)
 		})
 	})
 	b.Run("cached", func(b *testing.B) {
-		cache := zonkytest.OpenDir(b, "lremb")
-		if _, err := embedded(mirror.URL, cache).Binaries(providerCtx(b), nil); err != nil {
+		p := embedded(b, mirror.URL, zonkytest.OpenDir(b, "lremb"))
+		if _, err := p.Binaries(providerCtx(b), nil); err != nil {
 			b.Fatal(err)
 		}
 		benchmarkStart(b, func(tb testing.TB) *pgserver.Server {
-			return startEmbedded(tb, embedded(mirror.URL, cache), nil)
+			return startEmbedded(tb, p, nil)
 		})
 	})
 }
@@ -407,7 +414,7 @@ func TestEmbeddedSweepsAbandonedPartialDownloads(t *testing.T) {
 	old, young := partial("killed", 11*time.Minute), partial("running", 9*time.Minute)
 	mirror := zonkytest.NewMirror(t, zonkytest.Serve{Jar: []byte("not a jar"), Sum: strings.Repeat("0", 64)})
 	var progress progressLog
-	_, err := embedded(mirror.URL, cache).Binaries(providerCtx(t), progress.add)
+	_, err := embedded(t, mirror.URL, cache).Binaries(providerCtx(t), progress.add)
 	if err == nil {
 		t.Fatal("a bad checksum was accepted")
 	}
@@ -437,7 +444,7 @@ func TestEmbeddedAsRootNeedsACacheThePostgresUserCanReach(t *testing.T) {
 		t.Fatal(err)
 	}
 	clusters := zonkytest.OpenDir(t, "lremb")
-	p := embedded(mirror.URL, filepath.Join(closed, "cache"))
+	p := embedded(t, mirror.URL, filepath.Join(closed, "cache"))
 	p.Dir = clusters
 	srv, err := p.Start(providerCtx(t), nil)
 	if err == nil {

@@ -23,7 +23,7 @@ func (p EmbeddedProvider) Start(ctx context.Context, progress func(string)) (*Se
 		provider: "embedded",
 		initdb:   filepath.Join(bin, "bin", "initdb"), postgres: filepath.Join(bin, "bin", "postgres"),
 		began: began, parent: p.Dir, made: p.Made, maxConnections: p.MaxConnections,
-		port: port, tcp: true,
+		port: port, tcp: true, clusterCache: p.ClusterCache,
 		check: func(cred *syscall.Credential) error { return reachableBy(bin, cred) },
 	}, progress)
 }

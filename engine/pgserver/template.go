@@ -153,6 +153,12 @@ func saveTemplate(entry, data, initdb string) {
 	siblings, _ := os.ReadDir(root)
 	for _, s := range siblings {
 		other := filepath.Join(root, s.Name())
+		if strings.HasPrefix(s.Name(), ".lock-cluster-") && other != clusterLock(entry) {
+			// Left by a start killed while it made an entry: a lock
+			// nobody holds, of binaries that may never come back.
+			removeUnheldLock(other)
+			continue
+		}
 		if other == entry || !strings.HasPrefix(s.Name(), "cluster-") {
 			continue
 		}

@@ -100,7 +100,7 @@ func TestEmbeddedStartsTogetherDownloadOnce(t *testing.T) {
 	jar := zonkytest.Get(t)
 	cache := zonkytest.OpenDir(t, "lremb")
 	mirror := zonkytest.NewMirror(t, zonkytest.Serve{Jar: jar.Bytes, Sum: jar.Sum})
-	p := embedded(mirror.URL, cache)
+	p := embedded(t, mirror.URL, cache)
 	hold := func(ctx context.Context) (func(), error) { return pgserver.HoldDownloadLock(ctx, p) }
 	servers, logs := startsTogether(t, 3, hold, waitingForDownload, p.Start)
 
@@ -137,7 +137,7 @@ func TestEmbeddedWaitForTheDownloadStopsOnCancel(t *testing.T) {
 	t.Parallel()
 	cache, clusters := zonkytest.OpenDir(t, "lremb"), zonkytest.OpenDir(t, "lremb")
 	mirror := zonkytest.NewMirror(t, zonkytest.Serve{Hang: true})
-	p := embedded(mirror.URL, cache)
+	p := embedded(t, mirror.URL, cache)
 	p.Dir = clusters
 	release, err := pgserver.HoldDownloadLock(providerCtx(t), p)
 	if err != nil {
@@ -185,7 +185,7 @@ func TestHoldTheDownloadLockHelper(t *testing.T) {
 	if cache == "" {
 		return
 	}
-	release, err := pgserver.HoldDownloadLock(context.Background(), embedded("", cache))
+	release, err := pgserver.HoldDownloadLock(context.Background(), embedded(t, "", cache))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +241,7 @@ func TestEmbeddedStartOutlivesAKilledDownloader(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		srv, err := embedded(mirror.URL, cache).Start(providerCtx(t), func(line string) {
+		srv, err := embedded(t, mirror.URL, cache).Start(providerCtx(t), func(line string) {
 			progress.add(line)
 			if strings.HasPrefix(line, waitingForDownload) {
 				once.Do(func() { close(waiting) })
