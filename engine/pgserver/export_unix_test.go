@@ -39,12 +39,6 @@ func HoldClusterLock(ctx context.Context, cache string) (func(), error) {
 	return lockCache(ctx, clusterLock(entry), nil)
 }
 
-// HoldLockFile takes the cache lock at path, as a start making an entry
-// holds its own.
-func HoldLockFile(ctx context.Context, path string) (func(), error) {
-	return lockCache(ctx, path, nil)
-}
-
 // KillTree is the last step of stopping a local server: the kill of the
 // postmaster pid and of its children.
 func KillTree(pid int) { killTree(pid) }

@@ -237,29 +237,11 @@ func startLocalWith(t testing.TB, p pgserver.LocalProvider, progress ...func(str
 // The first start keeps the cluster initdb made; later starts copy it,
 // and each copy is a cluster of its own that works and goes with Close.
 // Without a cache, or with another user's binaries, initdb runs each time.
-// Keeping a cluster sweeps the lock files of starts killed while they made
-// one, and leaves a lock another start holds.
 func TestLocalProviderCopiesTheClusterInitdbMade(t *testing.T) {
 	t.Parallel() // clusters and a cache of its own
 	cache := t.TempDir()
-	killed := filepath.Join(cache, ".lock-cluster-0123456789abcdef")
-	if err := os.WriteFile(killed, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	held := filepath.Join(cache, ".lock-cluster-fedcba9876543210")
-	release, err := pgserver.HoldLockFile(providerCtx(t), held)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var first, second, off progressLog
 	a := startLocalWith(t, pgserver.LocalProvider{ClusterCache: cache}, first.add)
-	if _, err := os.Stat(killed); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("the lock file nobody holds is still there after the first start kept its cluster: %v", err)
-	}
-	if _, err := os.Stat(held); err != nil {
-		t.Errorf("the first start removed a lock another holds: %v", err)
-	}
-	release()
 	b := startLocalWith(t, pgserver.LocalProvider{ClusterCache: cache}, second.add)
 	c := startLocalWith(t, pgserver.LocalProvider{ClusterCache: pgserver.NoClusterCache}, off.add)
 	for _, tc := range []struct {

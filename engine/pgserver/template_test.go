@@ -11,8 +11,9 @@ import (
 
 // A new entry replaces those made by an older build of the same initdb
 // or by binaries since removed, and leaves the entries of other binaries
-// alone; the entry it writes is
-// a whole copy, found by copyFromTemplate.
+// alone; it removes the lock files nobody holds (left by starts killed
+// while making an entry) and leaves those held, its own among them; the
+// entry it writes is a whole copy, found by copyFromTemplate.
 func TestSaveTemplateReplacesOnlyEntriesOfTheSameInitdb(t *testing.T) {
 	t.Parallel()
 	cache := t.TempDir()
@@ -44,6 +45,16 @@ func TestSaveTemplateReplacesOnlyEntriesOfTheSameInitdb(t *testing.T) {
 		}
 	}
 	entry := filepath.Join(cache, "cluster-new")
+	if err := os.WriteFile(filepath.Join(cache, ".lock-cluster-killed"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, lock := range []string{clusterLock(entry), filepath.Join(cache, ".lock-cluster-busy")} {
+		release, err := lockCache(t.Context(), lock, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer release()
+	}
 	saveTemplate(entry, data, "/opt/pg/bin/initdb")
 
 	var names []string
@@ -51,7 +62,7 @@ func TestSaveTemplateReplacesOnlyEntriesOfTheSameInitdb(t *testing.T) {
 	for _, e := range list {
 		names = append(names, e.Name())
 	}
-	if want := []string{"cluster-new", "cluster-other", "not-a-cluster"}; !slices.Equal(names, want) {
+	if want := []string{".lock-cluster-busy", ".lock-cluster-new", "cluster-new", "cluster-other", "not-a-cluster"}; !slices.Equal(names, want) {
 		t.Errorf("the cache holds %v, want %v", names, want)
 	}
 	copied := filepath.Join(t.TempDir(), "data")
