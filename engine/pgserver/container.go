@@ -18,6 +18,9 @@ import (
 	"github.com/testcontainers/testcontainers-go"
 	tclog "github.com/testcontainers/testcontainers-go/log"
 	"github.com/testcontainers/testcontainers-go/modules/postgres"
+
+	// Before testcontainers-go's init lists the machine's processes.
+	_ "github.com/leaserace/leaserace/engine/pgserver/internal/boottime"
 )
 
 // DefaultPGImage is the image the container provider runs unless told
