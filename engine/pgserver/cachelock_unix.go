@@ -88,16 +88,12 @@ func sameFile(f *os.File, path string) bool {
 	return err == nil && os.SameFile(held, now)
 }
 
-// removeUnheldLock removes the lock file at path if nobody holds it, as a
-// holder's release does: one who opened it meanwhile finds it no longer
-// at path once locked, and takes a new one.
+// removeUnheldLock removes the lock file at path if nobody holds it: it
+// tries the lock once, without waiting, and giving it up removes the file.
 func removeUnheldLock(path string) {
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	if err != nil {
-		return
-	}
-	defer f.Close() // unlocks, after the removal
-	if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil && sameFile(f, path) {
-		os.Remove(path)
+	once, cancel := context.WithCancel(context.Background())
+	cancel()
+	if release, err := lockCache(once, path, nil); err == nil {
+		release()
 	}
 }

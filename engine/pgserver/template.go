@@ -151,9 +151,10 @@ func saveTemplate(entry, data, initdb string) {
 		return
 	}
 	siblings, _ := os.ReadDir(root)
+	ours := clusterLock(entry)
 	for _, s := range siblings {
 		other := filepath.Join(root, s.Name())
-		if strings.HasPrefix(s.Name(), ".lock-cluster-") && other != clusterLock(entry) {
+		if strings.HasPrefix(s.Name(), ".lock-cluster-") && other != ours {
 			// Left by a start killed while it made an entry: a lock
 			// nobody holds, of binaries that may never come back.
 			removeUnheldLock(other)
