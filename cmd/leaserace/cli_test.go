@@ -476,6 +476,31 @@ func TestHelpEverywhere(t *testing.T) {
 	}
 }
 
+// TestRootHelpNamesEveryProvider reads the names --pg accepts from its own
+// flag help, so a provider added there cannot go unexplained in the
+// paragraph that says where PostgreSQL comes from.
+func TestRootHelpNamesEveryProvider(t *testing.T) {
+	t.Parallel()
+	res := leaserace(t, "--help")
+	_, para, ok := strings.Cut(res.stdout, "PostgreSQL comes from --pg:")
+	para, _, _ = strings.Cut(para, "\n\n")
+	_, names, found := strings.Cut(res.stdout, "where PostgreSQL comes from: ")
+	names, _, _ = strings.Cut(names, " (default")
+	if res.code != 0 || !ok || !found {
+		t.Fatalf("want the --pg paragraph and the --pg flag in the help, got %v", res)
+	}
+	list := strings.FieldsFunc(strings.ReplaceAll(names, " or ", ","), func(r rune) bool { return r == ',' || r == ' ' })
+	if len(list) < 5 {
+		t.Fatalf("--pg lists %q, want at least auto, container, local, embedded and dsn", names)
+	}
+	para = strings.Join(strings.Fields(para), " ")
+	for _, name := range list {
+		if !strings.Contains(para, name+" (") && !strings.Contains(para, "or "+name+",") {
+			t.Errorf("the --pg paragraph does not explain %q:\n%s", name, para)
+		}
+	}
+}
+
 func TestVersion(t *testing.T) {
 	t.Parallel()
 	a, b := leaserace(t, "--version"), leaserace(t, "version")

@@ -45,8 +45,9 @@ The subcommands run headless.
 
 PostgreSQL comes from --pg: dsn (--dsn, DATABASE_URL or PG* variables),
 container (a throwaway container, image from --pg-image), local (a throwaway
-cluster from the installed server binaries) or auto, which tries them in that
-order and says why one was passed over. Whatever leaserace starts it stops,
+cluster from the installed server binaries), embedded (PostgreSQL downloaded
+once into your user cache, then a throwaway cluster from it) or auto, which
+tries them in that order and says why one was passed over. Whatever leaserace starts it stops,
 also on Ctrl-C. When auto finds no server at all, bare leaserace shows the
 recorded runs that ship with it instead, under a REPLAY banner that says why
 (--fallback=false exits 3 instead); leaserace replay FILE.json shows any
