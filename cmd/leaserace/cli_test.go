@@ -501,6 +501,33 @@ func TestRootHelpNamesEveryProvider(t *testing.T) {
 	}
 }
 
+// TestFlagValuesThatDoNotParse covers each kind of flag value the commands
+// take: the message names the flag, the value and what it takes, in the
+// words of the commands' own checks, not the parser's.
+func TestFlagValuesThatDoNotParse(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--at", "abc"}, `--at "abc": want a whole number; see leaserace --help`},
+		{[]string{"--at", "1e3"}, `--at "1e3": want a whole number`},
+		{[]string{"--at", "99999999999999999999"}, `--at "99999999999999999999": too large; want a whole number`},
+		{[]string{"stress", "--runs", "x"}, `--runs "x": want a whole number; see leaserace stress --help`},
+		{[]string{"stress", "--seed", "-1"}, `--seed "-1": want a whole number, 0 or more`},
+		{[]string{"--fallback=maybe"}, `--fallback "maybe": want true or false`},
+		{[]string{"serve", "--idle-timeout", "5"}, `--idle-timeout "5": want a duration with its unit, such as 90s, 30m or 2h`},
+	} {
+		res := leaserace(t, c.args...)
+		if res.code != 2 || !strings.Contains(res.stderr, c.want) {
+			t.Errorf("%v: want exit 2 and %q, got %v", c.args, c.want, res)
+		}
+		if strings.Contains(res.stderr, "strconv") || strings.Contains(res.stderr, "invalid argument") {
+			t.Errorf("%v: the parser's words reached the person: %s", c.args, res.stderr)
+		}
+	}
+}
+
 func TestVersion(t *testing.T) {
 	t.Parallel()
 	a, b := leaserace(t, "--version"), leaserace(t, "version")

@@ -85,7 +85,7 @@ NO_COLOR turns colour off.`,
 	root.SetErr(a.Stderr)
 	// Every bad flag, on any command, is a usage error: exit 2.
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return cli.UsageErr("%w; see %s --help", err, c.CommandPath())
+		return cli.UsageErr("%w; see %s --help", cli.FlagValue(err), c.CommandPath())
 	})
 	fs := root.Flags()
 	fs.StringVar(&f.scenario, "scenario", "renewal-race", "a built-in scenario's name or a scenario YAML file")
