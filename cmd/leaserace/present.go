@@ -58,7 +58,7 @@ func (a *app) present(ctx context.Context, f presentFlags) error {
 		return err
 	}
 	if err := room.ValidRoom(f.room); err != nil {
-		return cli.UsageErr("--room %q: %v", f.room, err)
+		return cli.UsageErr("--room %q: %w", f.room, room.ErrRoomName)
 	}
 	if !cli.IsTerminal(a.Stdout) {
 		return cli.UsageErr("standard output is not a terminal, and the presenter's UI needs one")

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/leaserace/leaserace/cmd/leaserace/internal/cli"
+	"github.com/leaserace/leaserace/engine/room"
 	"github.com/leaserace/leaserace/sshroom"
 	"github.com/leaserace/leaserace/workshop"
 	"github.com/spf13/cobra"
@@ -71,7 +72,7 @@ their runs and stops what serve started.`,
 	fs.StringVar(&f.hostKeyDir, "host-key-dir", defaultHostKeyDir(a.Getenv), "directory of the server's host key, made on first use and reused")
 	fs.IntVar(&f.maxAttendees, "max-attendees", 100, "most attendees at once; the next one is told the room is full")
 	fs.IntVar(&f.maxConns, "max-conns", 16, "PostgreSQL connections the attendees' runs share (the resource gets as many)")
-	fs.DurationVar(&f.idle, "idle-timeout", 30*time.Minute, "end an attendee's session after this long without a key")
+	fs.DurationVar(&f.idle, "idle-timeout", 30*time.Minute, "end an attendee's session after this long without a key (0: never)")
 	fs.BoolVar(&f.allowRemote, "allow-remote", false, "allow a --listen address other machines can reach")
 	fs.BoolVar(&f.open, "open", false, "with --allow-remote, let anyone in without a room code")
 	fs.StringVar(&f.roomCode, "room-code", "", "the code attendees type at login (default: one is made and printed when needed)")
@@ -111,6 +112,14 @@ func (a *app) serve(ctx context.Context, f serveFlags) error {
 		return cli.UsageErr("--max-attendees %d: want at least 1", f.maxAttendees)
 	case f.open && !f.allowRemote:
 		return cli.UsageErr("--open only matters with --allow-remote: on loopback nobody else can connect")
+	case f.idle < 0:
+		return cli.UsageErr("--idle-timeout %s: want 0 (never) or more", f.idle)
+	}
+	if err := room.ValidRoom(f.room); err != nil {
+		return cli.UsageErr("--room %q: %w", f.room, room.ErrRoomName)
+	}
+	if err := room.ValidIdle(f.roomIdle); err != nil {
+		return cli.UsageErr("--room-idle: %w", err)
 	}
 	if err := checkListen(f.listen, f.allowRemote); err != nil {
 		return err

@@ -178,7 +178,11 @@ func TestServeAndPresentRefuseBadFlags(t *testing.T) {
 		{[]string{"serve", "--listen", "0.0.0.0:2222", "--host-key-dir", keys}, "other machines can reach"},
 		{[]string{"serve", "--max-conns", "1", "--host-key-dir", keys}, "--max-conns 1"},
 		{[]string{"serve", "--max-attendees", "0", "--host-key-dir", keys}, "--max-attendees 0"},
-		{[]string{"present", "--room", "Bad Room"}, "--room \"Bad Room\""},
+		{[]string{"serve", "--room", "Bad Room", "--host-key-dir", keys}, `--room "Bad Room": a room name is 1 to 40 lowercase letters`},
+		{[]string{"serve", "--idle-timeout", "-5s", "--host-key-dir", keys}, "--idle-timeout -5s: want 0 (never) or more"},
+		{[]string{"serve", "--room-idle", "-1s", "--host-key-dir", keys}, "--room-idle: an idle bound of -1s is too short"},
+		{[]string{"serve", "--room-idle", "299ms", "--host-key-dir", keys}, "use 300ms or more"},
+		{[]string{"present", "--room", "Bad Room"}, `--room "Bad Room": a room name is 1 to 40 lowercase letters`},
 		{[]string{"present"}, "not a terminal"},
 	} {
 		res := leaserace(t, tc.args...)

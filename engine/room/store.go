@@ -38,6 +38,10 @@ const (
 var (
 	// ErrRoomName is a room name Open refuses.
 	ErrRoomName = errors.New("a room name is 1 to 40 lowercase letters, digits or underscores")
+	// ErrIdleTooShort is an Options.Idle Open refuses: the store beats
+	// every third of it, and a shorter one would beat faster than a busy
+	// server can answer.
+	ErrIdleTooShort = errors.New("too short: the store beats every third of it; use " + minIdle.String() + " or more")
 	// ErrSeatName is an attendee name Join refuses.
 	ErrSeatName = errors.New("an attendee name is 1 to 64 bytes of printable UTF-8")
 	// ErrNoSeat is a seat that is not in the room: it left, or its serve
@@ -58,6 +62,15 @@ var roomName = regexp.MustCompile(`^[a-z0-9_]{1,40}$`)
 func ValidRoom(name string) error {
 	if !roomName.MatchString(name) {
 		return fmt.Errorf("room name %q: %w", name, ErrRoomName)
+	}
+	return nil
+}
+
+// ValidIdle reports whether d can be Options.Idle: 0 (the default, one
+// minute) or long enough for the store to beat every third of it.
+func ValidIdle(d time.Duration) error {
+	if d != 0 && d < minIdle {
+		return fmt.Errorf("an idle bound of %s is %w", d, ErrIdleTooShort)
 	}
 	return nil
 }
@@ -172,11 +185,11 @@ func Open(ctx context.Context, dsn, room, server string, opts Options) (_ *Store
 	if !printable(server, MaxSeatName) {
 		return nil, fmt.Errorf("the name of this process, %q, must be 1 to %d bytes of printable UTF-8", server, MaxSeatName)
 	}
+	if err := ValidIdle(opts.Idle); err != nil {
+		return nil, fmt.Errorf("room %s: %w", room, err)
+	}
 	if opts.Idle == 0 {
 		opts.Idle = defaultIdle
-	}
-	if opts.Idle < minIdle {
-		return nil, fmt.Errorf("an idle bound of %s is too short for room %s: the store beats every third of it; use %s or more", opts.Idle, room, minIdle)
 	}
 	if opts.Debounce <= 0 {
 		opts.Debounce = defaultDebounce

@@ -580,6 +580,27 @@ func TestBadNamesRefused(t *testing.T) {
 	}
 }
 
+// TestIdleBoundsRefused: an idle bound shorter than the store's beat can
+// keep up with is refused before any connection; 0 is the default.
+func TestIdleBoundsRefused(t *testing.T) {
+	t.Parallel()
+	for _, d := range []time.Duration{-time.Second, time.Millisecond, 299 * time.Millisecond} {
+		if err := room.ValidIdle(d); !errors.Is(err, room.ErrIdleTooShort) {
+			t.Errorf("idle %s: %v, want ErrIdleTooShort", d, err)
+		}
+		// No server: refused before any connection.
+		_, err := room.Open(context.Background(), "postgres://nobody@127.0.0.1:1/none", "idle", "s", room.Options{Idle: d})
+		if !errors.Is(err, room.ErrIdleTooShort) {
+			t.Errorf("Open with idle %s: %v, want ErrIdleTooShort", d, err)
+		}
+	}
+	for _, d := range []time.Duration{0, 300 * time.Millisecond, time.Minute} {
+		if err := room.ValidIdle(d); err != nil {
+			t.Errorf("idle %s refused: %v", d, err)
+		}
+	}
+}
+
 // Drop ends the room: every process hears it, the schema is gone, the
 // stores say ErrEnded and still close cleanly, and no connection stays.
 func TestDropLeavesNothing(t *testing.T) {
