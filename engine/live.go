@@ -165,7 +165,7 @@ func (l *live) restore(ctx context.Context, to world.State) error {
 		return fmt.Errorf("cannot put the resource back: %w", rerr)
 	}
 	if got.Epoch != want.Epoch || !bytes.Equal(got.Value, want.Value) {
-		return fmt.Errorf("the resource, put back to epoch %d and value %s, answered epoch %d and value %s", want.Epoch, want.Value, got.Epoch, got.Value)
+		return fmt.Errorf("the resource, put back to stored fence %d and value %s, answered stored fence %d and value %s", want.Epoch, want.Value, got.Epoch, got.Value)
 	}
 	l.w = to.Clone()
 	return nil
@@ -205,7 +205,7 @@ func (l *live) settle() error {
 	l.fencingSet = p.fencing
 	if kr := l.known; kr != nil && (p.view.Epoch != kr.gotEpoch || !bytes.Equal(p.view.Value, kr.gotValue)) {
 		l.known = nil
-		return fmt.Errorf("the resource's reset answered epoch %d and value %s, where the same reset answered epoch %d and value %s before", p.view.Epoch, p.view.Value, kr.gotEpoch, kr.gotValue)
+		return fmt.Errorf("the resource's reset answered stored fence %d and value %s, where the same reset answered stored fence %d and value %s before", p.view.Epoch, p.view.Value, kr.gotEpoch, kr.gotValue)
 	}
 	return nil
 }

@@ -406,7 +406,7 @@ func diffOutcomes(a, b transcript.Outcome) []string {
 		out = append(out, "lease row gone")
 	}
 	if a.Resource.Epoch != b.Resource.Epoch {
-		out = append(out, fmt.Sprintf("resource epoch %d → %d", a.Resource.Epoch, b.Resource.Epoch))
+		out = append(out, fmt.Sprintf("stored fence %d → %d", a.Resource.Epoch, b.Resource.Epoch))
 	}
 	if len(out) == 0 {
 		out = append(out, "no change at this step")

@@ -195,11 +195,11 @@ func ParseMove(text string) (Move, error) {
 		m.Msg = args[0]
 	case act == ActionWrite:
 		if len(args) != 1 {
-			return bad("write needs its epoch, e.g. %s:write 11@%d", who, t)
+			return bad("write needs its fence, e.g. %s:write 11@%d", who, t)
 		}
 		e, err := strconv.ParseInt(args[0], 10, 64)
 		if err != nil || e < 0 {
-			return bad("epoch %q: epochs are nonnegative whole numbers", args[0])
+			return bad("fence %q: fences are nonnegative whole numbers", args[0])
 		}
 		m.Epoch = &e
 	case len(args) > 0:

@@ -32,8 +32,8 @@ of its named times, under all six knob settings, and prints a map: one row per
 setting, one column per value, each cell the verdict and the number of effects
 the resource accepted.
 
-  ✓1  safe: 1 effect accepted, none from an older epoch after a newer one
-  ✗2  conflict: 2 effects accepted, one from an older epoch after a newer one
+  ✓1  safe: 1 effect accepted, none with an older fence after one with a newer fence
+  ✗2  conflict: 2 effects accepted, one with an older fence after one with a newer fence
 
 Without --vary it sweeps A's heartbeat arrival over the scenario's window.
 Each --vary NAME=FROM..TO sweeps one named time (see "leaserace scenarios"

@@ -61,7 +61,7 @@ knobs (renewal-race--blind-off.json, .md, .mmd, .cast, .html); with
 --moves plays a schedule of your own instead of the scenario's events: a
 comma-separated list of moves, each ACTOR:VERB[ ARG]@T, such as
 "A:send hb1@1055,clock:advance@1060,B:acquire@1060,A:deliver hb1@1060".
-Verbs: acquire, send, deliver, reply, drop, effect, write EPOCH, post, land,
+Verbs: acquire, send, deliver, reply, drop, effect, write FENCE, post, land,
 expire, advance (the clock's), pause, resume, release. "leaserace explore
 --orders" prints such lists, and the transcript of any run holds its moves.
 --moves-file reads the list from a file (commas or new lines between moves;

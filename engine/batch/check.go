@@ -61,7 +61,7 @@ func DescribeExpectation(ex scenario.Expectation) string {
 		s += fmt.Sprintf(", %s/fence %d/lease_version %d/exp %d", c.Owner, c.Fence, c.LeaseVersion, c.ExpiresAt)
 	}
 	if r := ex.Resource; r != nil {
-		s += fmt.Sprintf(", resource epoch %d", r.Epoch)
+		s += fmt.Sprintf(", stored fence %d", r.Epoch)
 	}
 	return s
 }
@@ -85,7 +85,7 @@ func Compare(ex scenario.Expectation, o transcript.Outcome) []string {
 	}
 	if ex.Resource != nil {
 		if o.Resource.Epoch != ex.Resource.Epoch {
-			out = append(out, fmt.Sprintf("resource epoch: got %d, want %d", o.Resource.Epoch, ex.Resource.Epoch))
+			out = append(out, fmt.Sprintf("stored fence: got %d, want %d", o.Resource.Epoch, ex.Resource.Epoch))
 		}
 		if ex.Resource.Value != nil && !scenario.JSONEqual(o.Resource.Value, ex.Resource.Value) {
 			out = append(out, fmt.Sprintf("resource value: got %s, want %s", o.Resource.Value, ex.Resource.Value))

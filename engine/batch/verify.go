@@ -185,7 +185,7 @@ func stepFields() []stepField {
 		{"call", func(s transcript.Step) any { return s.Call }, func(s transcript.Step) string { return callWords(s.Call) }},
 		{"coordinator", func(s transcript.Step) any { return s.Coordinator }, func(s transcript.Step) string { return leaseOrNone(s.Coordinator) }},
 		{"resource", func(s transcript.Step) any { return []any{s.Resource.Epoch, s.Resource.Value} }, func(s transcript.Step) string {
-			return fmt.Sprintf("epoch %d, value %s", s.Resource.Epoch, transcript.ValueWords(s.Resource.Value))
+			return fmt.Sprintf("stored fence %d, value %s", s.Resource.Epoch, transcript.ValueWords(s.Resource.Value))
 		}},
 		{"effects", func(s transcript.Step) any { return s.Resource.Effects }, func(s transcript.Step) string { return effectsList(s.Resource.Effects) }},
 		{"in_flight", func(s transcript.Step) any { return s.InFlight }, func(s transcript.Step) string { return flightList(s.InFlight) }},

@@ -130,7 +130,7 @@ func (s *State) check(mv scenario.Move) error {
 		}
 	case scenario.ActionWrite:
 		if mv.Epoch == nil {
-			return no("a write needs its epoch")
+			return no("a write needs its fence")
 		}
 	}
 	return nil

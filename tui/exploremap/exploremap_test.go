@@ -83,6 +83,11 @@ func TestOverlayMarksTheRunOnScreenAndTheCursor(t *testing.T) {
 			t.Errorf("the overlay lacks %q:\n%s", want, out)
 		}
 	}
+	// The fence is the fence here too: one word for one value.
+	flat := strings.Join(strings.Fields(out), " ")
+	if !strings.Contains(flat, "a write with an older fence was accepted after one with a newer fence") || strings.Contains(flat, "epoch") {
+		t.Errorf("the conflict cell should say so in fences, not epochs:\n%s", out)
+	}
 	if !g.Of(sc, res.Vary[0]) || g.Of(&scenario.Scenario{Name: "control"}, res.Vary[0]) {
 		t.Error("the grid does not know which sweep it is")
 	}

@@ -92,7 +92,7 @@ func (e Explorer) Lines(st *styles.Styles, w int, knobs scenario.Knobs, times ma
 	say := "not run"
 	switch c.Verdict {
 	case scenario.VerdictConflict:
-		say = fmt.Sprintf("✗ conflict, %d effects: an older epoch's write was accepted after a newer one's", c.Effects)
+		say = fmt.Sprintf("✗ conflict, %d effects: a write with an older fence was accepted after one with a newer fence", c.Effects)
 	case scenario.VerdictBlocked:
 		say = fmt.Sprintf("⊘ blocked, %d effects: a valid write was refused", c.Effects)
 	case "":

@@ -15,7 +15,7 @@ func (k *KnobFlags) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&k.Renewal, "renewal", string(scenario.RenewalBlind),
 		"how a delivered heartbeat renews the lease: blind (overwrite from its snapshot) or compare (compare-and-renew)")
 	fs.StringVar(&k.Fencing, "fencing", string(scenario.FencingOff),
-		"the resource's check on each write's epoch: off, strict (>) or monotonic (>=)")
+		"the resource's check on each write's fence: off, strict (>) or monotonic (>=)")
 }
 
 // Knobs validates both flags; the error names the flag and what it takes.
