@@ -444,6 +444,41 @@ func TestShutdown(t *testing.T) {
 // TestShutdownStuckModel: a model stuck in Update for good cannot stop the
 // room from closing within ShutdownTimeout: its cleanup runs, its
 // connection is cut, the others end normally, and Shutdown names it.
+// A client may keep its connection after its session ended (one
+// connection shared among sessions): Shutdown gives it a moment, then cuts
+// it, well before its own time runs out.
+func TestShutdownCutsAConnectionKeptOpen(t *testing.T) {
+	t.Parallel()
+	rec := newRecorder()
+	s, err := New(Config{Listen: "127.0.0.1:0", HostKeyDir: t.TempDir() + "/k", ShutdownTimeout: 10 * testwait.Timeout()}, rec.app)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = s.Serve(context.Background()) }()
+	keeper := sshtest.MustDial(t, s.Addr().String(), sshtest.Options{User: "keeper", KeepOpen: true})
+	keeper.WaitScreen(testwait.Timeout(), "probe user=keeper")
+	closed := keeper.ConnClosed()
+
+	shut := make(chan error, 1)
+	go func() { shut <- s.Shutdown(context.Background()) }()
+	if code := keeper.WaitExit(testwait.Timeout()); code != 0 {
+		t.Errorf("exit status %d after the room closed, want 0", code)
+	}
+	select {
+	case <-closed:
+	case <-time.After(testwait.Timeout()):
+		t.Fatalf("the server left open a connection whose session had ended")
+	}
+	select {
+	case err := <-shut:
+		if err != nil {
+			t.Errorf("Shutdown: %v", err)
+		}
+	case <-time.After(testwait.Timeout()):
+		t.Fatalf("Shutdown did not return once the connection was cut")
+	}
+}
+
 func TestShutdownStuckModel(t *testing.T) {
 	t.Parallel()
 	rec := newRecorder()

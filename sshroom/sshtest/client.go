@@ -52,6 +52,11 @@ type Options struct {
 	// NoLog keeps no copy of the raw output (Output is then empty): a
 	// long-running client's log would otherwise grow without end.
 	NoLog bool
+	// KeepOpen keeps the connection open after the session ends, as a
+	// client sharing one connection among sessions (OpenSSH's
+	// ControlMaster) does. Without it the client closes the connection
+	// once its session has ended, as the ssh command does when it exits.
+	KeepOpen bool
 }
 
 // Client is one attendee: an SSH session with a PTY whose output is
@@ -160,6 +165,9 @@ func Dial(t testing.TB, addr string, o Options) (*Client, error) {
 		select {
 		case <-c.drained:
 		case <-time.After(2 * time.Second):
+		}
+		if !o.KeepOpen {
+			_ = c.conn.Close()
 		}
 		c.exit <- err
 	}()
@@ -342,6 +350,16 @@ func (c *Client) WaitExit(d time.Duration) int {
 // Ended is closed once the session's output ended: the server closed the
 // session or the connection dropped.
 func (c *Client) Ended() <-chan struct{} { return c.drained }
+
+// ConnClosed is closed once the connection is closed, by either side.
+func (c *Client) ConnClosed() <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		_ = c.conn.Wait()
+		close(done)
+	}()
+	return done
+}
 
 // Close ends the connection the polite way, as ssh does on exit.
 func (c *Client) Close() error { return c.conn.Close() }
