@@ -524,7 +524,8 @@ func TestFlagValuesThatDoNotParse(t *testing.T) {
 	}{
 		{[]string{"--at", "abc"}, `--at "abc": want a whole number; see leaserace --help`},
 		{[]string{"--at", "1e3"}, `--at "1e3": want a whole number`},
-		{[]string{"--at", "99999999999999999999"}, `--at "99999999999999999999": too large; want a whole number`},
+		{[]string{"--at", "99999999999999999999"}, `--at "99999999999999999999": out of range; want a whole number`},
+		{[]string{"--at=-99999999999999999999"}, `--at "-99999999999999999999": out of range; want a whole number`},
 		{[]string{"stress", "--runs", "x"}, `--runs "x": want a whole number; see leaserace stress --help`},
 		{[]string{"stress", "--seed", "-1"}, `--seed "-1": want a whole number, 0 or more`},
 		{[]string{"--fallback=maybe"}, `--fallback "maybe": want true or false`},

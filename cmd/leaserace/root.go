@@ -47,12 +47,13 @@ PostgreSQL comes from --pg: dsn (--dsn, DATABASE_URL or PG* variables),
 container (a throwaway container, image from --pg-image), local (a throwaway
 cluster from the installed server binaries), embedded (PostgreSQL downloaded
 once into your user cache, then a throwaway cluster from it) or auto, which
-tries them in that order and says why one was passed over. Whatever leaserace starts it stops,
-also on Ctrl-C. When auto finds no server at all, bare leaserace shows the
-recorded runs that ship with it instead, under a REPLAY banner that says why
-(--fallback=false exits 3 instead); leaserace replay FILE.json shows any
-recorded transcript that way. LEASERACE_PG_BINDIR, when set, is the only
-place --pg local looks for initdb and postgres (set and empty: nowhere).
+tries them in that order and says why one was passed over. Whatever
+leaserace starts it stops, also on Ctrl-C. When auto finds no server at all,
+bare leaserace shows the recorded runs that ship with it instead, under a
+REPLAY banner that says why (--fallback=false exits 3 instead); leaserace
+replay FILE.json shows any recorded transcript that way. LEASERACE_PG_BINDIR,
+when set, is the only place --pg local looks for initdb and postgres (set and
+empty: nowhere).
 
 Exit codes: 0 ok, 1 check mismatch or runtime failure, 2 bad flag or input,
 3 no PostgreSQL server could start, 70 a bug in leaserace (a panic),

@@ -32,7 +32,7 @@ func FlagValue(err error) error {
 	}
 	var num *strconv.NumError
 	if errors.As(err, &num) && errors.Is(num.Err, strconv.ErrRange) {
-		want = "too large; " + want
+		want = "out of range; " + want
 	}
 	return &flagValueError{msg: fmt.Sprintf("--%s %q: %s", iv.GetFlag().Name, iv.GetValue(), want), err: err}
 }
