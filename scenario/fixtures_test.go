@@ -59,13 +59,24 @@ func TestParseFixtures(t *testing.T) {
 		{`[{"check":"x","initial":[1,null],"expected":[1,null]}]`, `missing writes`},
 		{`[{"check":"x","initial":[1],"writes":[],"expected":[1,null]}]`, `want [epoch, value]`},
 		{`[{"check":"x","initial":[1,null],"writes":[],"expected":[1,null],"extra":1}]`, `unknown field "extra"`},
-		{`{"check":"x"}`, `want a JSON list`},
+		{`{"check":"x"}`, `want a JSON list of fixtures {"check","initial","writes","expected"}: found a JSON object`},
+		{``, `want a JSON list of fixtures {"check","initial","writes","expected"}: the file is empty`},
+		{`[{"check":"x"`, `the JSON ends too soon`},
+		{`null`, `no fixtures: want a JSON list of at least one`},
+		{`[]`, `no fixtures: want a JSON list of at least one`},
+		{`[[1,2]]`, `fixture 0: want an object with check, initial, writes and expected: found a JSON array`},
+		{`[{"check":"x","initial":[1,null],"writes":{},"expected":[1,null]}]`, `fixture 0: want an object with check, initial, writes and expected: writes is a JSON object`},
+		{`[{"check":5}]`, `fixture 0: want an object with check, initial, writes and expected: check is a JSON number`},
 		{`[] []`, `unexpected data after`},
 	}
 	for _, c := range cases {
 		_, err := scenario.ParseFixtures("f.json", []byte(c.src))
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "f.json: ") {
 			t.Errorf("ParseFixtures(%s)\n error %v\n want it to contain %q", c.src, err, c.want)
+		}
+		// The file's terms, never Go's.
+		if err != nil && strings.Contains(err.Error(), "Go ") {
+			t.Errorf("ParseFixtures(%s): %v names Go's types", c.src, err)
 		}
 	}
 }

@@ -44,7 +44,7 @@ strict are expected to fail some fixtures: that is the lesson, reported as
 data, not as an error. The exit code is 0 when monotonic (the verified
 repair) passes every fixture and 1 when it does not.
 
-A --fixtures file is a JSON list of
+A --fixtures file is a JSON list of one or more
   {"check": NAME, "initial": [epoch, value], "writes": [[epoch, value], ...], "expected": [epoch, value]}
 with nonnegative integer epochs; an invalid fixture is named in the error (exit 2).
 

@@ -331,6 +331,10 @@ func TestCheckCaseBadInput(t *testing.T) {
 ]`), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	empty := filepath.Join(dir, "empty.json")
+	if err := os.WriteFile(empty, []byte("[]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	// Bad input is refused before any server starts: a DSN that cannot
 	// work proves nothing was tried.
 	noServer := []string{"--pg", "dsn", "--dsn", "postgres://nobody@127.0.0.1:1/none"}
@@ -344,6 +348,8 @@ func TestCheckCaseBadInput(t *testing.T) {
 		{"unknown case", []string{"--variant", "1", "--case", "nope"}, []string{"--case", "revoked-writer"}},
 		{"variant and fixtures", []string{"--variant", "2", "--fixtures", fx}, []string{"--variant", "--fixtures"}},
 		{"missing file", []string{"--fixtures", filepath.Join(dir, "absent.json")}, []string{"--fixtures", "absent.json"}},
+		// Every policy would pass an empty list: no verdict from nothing.
+		{"no fixtures", []string{"--fixtures", empty}, []string{empty, "no fixtures"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			a := args(noServer, "check", "--case", "revoked-writer")
