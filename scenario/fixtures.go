@@ -3,9 +3,7 @@ package scenario
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"math"
 	"strconv"
 )
@@ -67,7 +65,7 @@ func ParseFixtures(name string, data []byte) ([]Fixture, error) {
 	var raw []json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&raw); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, jsonShape(err, `want a JSON list of fixtures {"check","initial","writes","expected"}`))
+		return nil, fmt.Errorf("%s: %w", name, JSONShape(err, `want a JSON list of fixtures {"check","initial","writes","expected"}`))
 	}
 	if dec.More() {
 		return nil, fmt.Errorf("%s: unexpected data after the list of fixtures", name)
@@ -99,34 +97,6 @@ func ParseFixtures(name string, data []byte) ([]Fixture, error) {
 	return out, nil
 }
 
-// jsonShape says what a JSON decoding error found, in the file's terms
-// rather than Go's ("writes is a JSON object" where Go names its own
-// types), after want; the decoder's error stays underneath.
-func jsonShape(err error, want string) error {
-	var te *json.UnmarshalTypeError
-	found := err.Error()
-	switch {
-	case errors.Is(err, io.EOF):
-		found = "the file is empty"
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		found = "the JSON ends too soon"
-	case errors.As(err, &te) && te.Field != "":
-		found = fmt.Sprintf("%s is a JSON %s", te.Field, te.Value)
-	case errors.As(err, &te):
-		found = "found a JSON " + te.Value
-	}
-	return &shapeError{msg: want + ": " + found, err: err}
-}
-
-// shapeError keeps the decoder's error for errors.As.
-type shapeError struct {
-	msg string
-	err error
-}
-
-func (e *shapeError) Error() string { return e.msg }
-func (e *shapeError) Unwrap() error { return e.err }
-
 func parseFixture(r json.RawMessage) (Fixture, error) {
 	var f Fixture
 	var raw struct {
@@ -138,7 +108,7 @@ func parseFixture(r json.RawMessage) (Fixture, error) {
 	dec := json.NewDecoder(bytes.NewReader(r))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&raw); err != nil {
-		return f, jsonShape(err, "want an object with check, initial, writes and expected")
+		return f, JSONShape(err, "want an object with check, initial, writes and expected")
 	}
 	if raw.Check == nil || *raw.Check == "" {
 		return f, fmt.Errorf("missing check (a name for the fixture)")

@@ -3,8 +3,12 @@ package scenario
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"reflect"
+	"strings"
+	"unicode"
 )
 
 // MaxValueDepth bounds how deeply a value in a scenario or fixtures file may
@@ -76,3 +80,44 @@ func decodeExact(b json.RawMessage) (any, error) {
 	err := dec.Decode(&v)
 	return v, err
 }
+
+// JSONShape says what a JSON decoding error found, after want, in the
+// file's terms rather than Go's: "steps is a JSON number" where the decoder
+// names its own types and struct fields. The decoder's error stays
+// underneath for errors.As.
+func JSONShape(err error, want string) error {
+	var te *json.UnmarshalTypeError
+	found := err.Error()
+	switch {
+	case errors.Is(err, io.EOF):
+		found = "the file is empty"
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		found = "the JSON ends too soon"
+	case errors.As(err, &te) && jsonPath(te.Field) != "":
+		found = fmt.Sprintf("%s is a JSON %s", jsonPath(te.Field), te.Value)
+	case errors.As(err, &te):
+		found = "found a JSON " + te.Value
+	}
+	return &shapeError{msg: want + ": " + found, err: err}
+}
+
+// jsonPath is the decoder's field path without the Go names in it: the
+// formats' keys are lower case, and an embedded struct's name is not.
+func jsonPath(field string) string {
+	var keys []string
+	for _, k := range strings.Split(field, ".") {
+		if k != "" && !unicode.IsUpper([]rune(k)[0]) {
+			keys = append(keys, k)
+		}
+	}
+	return strings.Join(keys, ".")
+}
+
+// shapeError is JSONShape's error.
+type shapeError struct {
+	msg string
+	err error
+}
+
+func (e *shapeError) Error() string { return e.msg }
+func (e *shapeError) Unwrap() error { return e.err }

@@ -387,7 +387,7 @@ func Read(r io.Reader) (Transcript, error) {
 	dec.UseNumber()
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&wire); err != nil {
-		return t, fmt.Errorf("%w: %w", ErrNotTranscript, err)
+		return t, fmt.Errorf("%w: %w", ErrNotTranscript, scenario.JSONShape(err, "want the JSON object leaserace writes"))
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return t, fmt.Errorf("%w: unexpected data after the transcript's JSON object", ErrNotTranscript)

@@ -1,6 +1,7 @@
 package transcript_test
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -23,6 +24,26 @@ func TestReadTranscriptRefusesWhatIsNotOne(t *testing.T) {
 	} {
 		if _, err := transcript.Read(strings.NewReader(src)); err == nil {
 			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+// A file of the wrong shape is named in JSON's terms, never Go's types.
+func TestReadTranscriptSaysWhatItFound(t *testing.T) {
+	for src, want := range map[string]string{
+		`[]`:           "want the JSON object leaserace writes: found a JSON array",
+		`{"steps": 5}`: "steps is a JSON number",
+		`{"format":"leaserace.transcript/v1","steps":[{"t":"x"}]}`: "steps.t is a JSON string",
+		`{"knobs":{"renewal":7}}`:                                  "knobs.renewal is a JSON number",
+		``:                                                         "the file is empty",
+		`{"format":1`:                                              "the JSON ends too soon",
+	} {
+		_, err := transcript.Read(strings.NewReader(src))
+		if !errors.Is(err, transcript.ErrNotTranscript) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want ErrNotTranscript saying %q", src, err, want)
+		}
+		if err != nil && strings.Contains(err.Error(), "Go ") {
+			t.Errorf("%s: %v names Go's types", src, err)
 		}
 	}
 }
