@@ -131,7 +131,8 @@ func (f *file) event(s *Scenario, i int, fe fileEvent) (Event, error) {
 		if *fe.Epoch < 0 {
 			return ev, f.errAt(p+".epoch", "event %d: epoch %d: epochs are nonnegative", i, *fe.Epoch)
 		}
-		ev.Epoch = fe.Epoch
+		epoch := int64(*fe.Epoch)
+		ev.Epoch = &epoch
 	case fe.Epoch != nil:
 		why := ""
 		if act == ActionEffect || act == ActionWriteSend {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"reflect"
 	"regexp"
 	"slices"
 	"sort"
@@ -49,8 +50,8 @@ type file struct {
 	Description string           `yaml:"description"`
 	Lease       string           `yaml:"lease"`
 	Window      *fileWindow      `yaml:"window"`
-	TTL         *int64           `yaml:"ttl"`
-	Times       map[string]int64 `yaml:"times"`
+	TTL         *whole           `yaml:"ttl"`
+	Times       map[string]whole `yaml:"times"`
 	Initial     fileInitial      `yaml:"initial"`
 	Events      []fileEvent      `yaml:"events"`
 	Expect      []fileExpect     `yaml:"expect"`
@@ -61,9 +62,44 @@ type file struct {
 	ast  *ast.File
 }
 
+// whole is an integer in a scenario file. The YAML decoder alone would
+// take 1.5 or "60" where an integer belongs and truncate it; a file means
+// what it says or is refused.
+type whole int64
+
+// UnmarshalYAML implements yaml.NodeUnmarshaler.
+func (w *whole) UnmarshalYAML(n ast.Node) error {
+	if in, ok := n.(*ast.IntegerNode); ok {
+		switch v := in.Value.(type) {
+		case int64:
+			*w = whole(v)
+			return nil
+		case uint64:
+			if v <= math.MaxInt64 {
+				*w = whole(v)
+				return nil
+			}
+			return &nodeError{tok: n.GetToken(), msg: fmt.Sprintf("%d does not fit: want a whole number up to %d", v, int64(math.MaxInt64))}
+		}
+	}
+	found := nodeWords(n.Type())
+	if tok := n.GetToken(); tok != nil && n.Type() != ast.MappingType && n.Type() != ast.SequenceType {
+		found = strconv.Quote(tok.Value)
+	}
+	return &nodeError{tok: n.GetToken(), msg: "want a whole number, found " + found}
+}
+
+// nodeError is a value of the wrong kind, where the file has it.
+type nodeError struct {
+	tok *token.Token
+	msg string
+}
+
+func (e *nodeError) Error() string { return e.msg }
+
 type fileWindow struct {
-	From int64 `yaml:"from"`
-	To   int64 `yaml:"to"`
+	From whole `yaml:"from"`
+	To   whole `yaml:"to"`
 }
 
 type fileInitial struct {
@@ -73,13 +109,13 @@ type fileInitial struct {
 
 type fileLease struct {
 	Owner        string `yaml:"owner"`
-	Fence        *int64 `yaml:"fence"`
-	LeaseVersion *int64 `yaml:"lease_version"`
-	ExpiresAt    *int64 `yaml:"expires_at"`
+	Fence        *whole `yaml:"fence"`
+	LeaseVersion *whole `yaml:"lease_version"`
+	ExpiresAt    *whole `yaml:"expires_at"`
 }
 
 type fileResource struct {
-	Epoch *int64 `yaml:"epoch"`
+	Epoch *whole `yaml:"epoch"`
 	Value any    `yaml:"value"`
 }
 
@@ -90,7 +126,7 @@ type fileEvent struct {
 	Heartbeat string     `yaml:"heartbeat"`
 	Message   string     `yaml:"message"`
 	Snapshot  *fileLease `yaml:"snapshot"`
-	Epoch     *int64     `yaml:"epoch"`
+	Epoch     *whole     `yaml:"epoch"`
 	Value     any        `yaml:"value"`
 	Note      string     `yaml:"note"`
 	Ask       *fileAsk   `yaml:"ask"`
@@ -99,7 +135,7 @@ type fileEvent struct {
 type fileExpect struct {
 	Renewal     string        `yaml:"renewal"`
 	Fencing     string        `yaml:"fencing"`
-	Effects     *int          `yaml:"effects"`
+	Effects     *whole        `yaml:"effects"`
 	Verdict     string        `yaml:"verdict"`
 	Coordinator *fileLease    `yaml:"coordinator"`
 	Resource    *fileResource `yaml:"resource"`
@@ -265,9 +301,30 @@ func posError(file string, line, col int, msg string) *Error {
 }
 
 func yamlError(name string, err error) error {
+	var ne *nodeError
+	if errors.As(err, &ne) {
+		if tok := ne.tok; tok != nil && tok.Position != nil {
+			return posError(name, tok.Position.Line, tok.Position.Column, keyed(tok, ne.msg))
+		}
+		return &Error{File: name, Msg: ne.msg}
+	}
 	var ye yaml.Error
 	if errors.As(err, &ye) {
-		msg := friendlyType.ReplaceAllString(ye.GetMessage(), "$1: want $2")
+		msg := ye.GetMessage()
+		var (
+			te *yaml.TypeError
+			oe *yaml.OverflowError
+			ne *yaml.UnexpectedNodeTypeError
+		)
+		// The decoder words these in Go's types; say them in YAML's.
+		switch {
+		case errors.As(err, &te):
+			msg = keyed(te.Token, fmt.Sprintf("want %s, found %s", typeWords(te.DstType), typeWords(te.SrcType)))
+		case errors.As(err, &oe):
+			msg = keyed(oe.Token, fmt.Sprintf("%s does not fit: want %s from %d to %d", oe.SrcNum, typeWords(oe.DstType), int64(math.MinInt64), int64(math.MaxInt64)))
+		case errors.As(err, &ne):
+			msg = keyed(ne.Token, fmt.Sprintf("want %s, found %s", nodeWords(ne.Expected), nodeWords(ne.Actual)))
+		}
 		var uf *yaml.UnknownFieldError
 		if errors.As(err, &uf) {
 			msg += " (allowed here: see the fields in a built-in scenario, `leaserace scenarios --show renewal-race`)"
@@ -278,6 +335,62 @@ func yamlError(name string, err error) error {
 		return &Error{File: name, Msg: msg}
 	}
 	return &Error{File: name, Msg: err.Error()}
+}
+
+// keyed puts the key whose value tk starts before msg, when tk is a
+// mapping's value: "ttl: want a whole number, found text".
+func keyed(tk *token.Token, msg string) string {
+	if tk != nil && tk.Prev != nil && tk.Prev.Type == token.MappingValueType && tk.Prev.Prev != nil && tk.Prev.Prev.Value != "" {
+		return tk.Prev.Prev.Value + ": " + msg
+	}
+	return msg
+}
+
+// typeWords names what a Go type holds in YAML's words.
+func typeWords(t reflect.Type) string {
+	if t == nil {
+		return "a value"
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "text"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	case reflect.Map, reflect.Struct:
+		return "a mapping"
+	}
+	return "a value"
+}
+
+// nodeWords names a YAML node's kind.
+func nodeWords(n ast.NodeType) string {
+	switch n {
+	case ast.NullType:
+		return "nothing (null)"
+	case ast.BoolType:
+		return "true or false"
+	case ast.IntegerType:
+		return "a whole number"
+	case ast.FloatType, ast.InfinityType, ast.NanType:
+		return "a number"
+	case ast.StringType, ast.LiteralType:
+		return "text"
+	case ast.MappingType, ast.MappingKeyType, ast.MappingValueType:
+		return "a mapping"
+	case ast.SequenceType, ast.SequenceEntryType:
+		return "a list"
+	}
+	return "a value"
 }
 
 // at finds the line and column of a YAML path such as $.events[2].t.
@@ -342,8 +455,6 @@ var (
 	actorRE   = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,15}$`)
 	timeRE    = regexp.MustCompile(`^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:([+-])\s*([0-9]+))?\s*$`)
 	timeNameR = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,31}$`)
-	// friendlyType rewords the decoder's Go-facing type errors.
-	friendlyType = regexp.MustCompile(`Go struct field [A-Za-z]+\.([A-Za-z]+) of type \*?([a-z0-9\[\]]+)`)
 )
 
 // Logical times stay far from int64's edges so now + ttl cannot overflow.
@@ -372,24 +483,24 @@ func build(raw *file, source string, override map[string]int64) (*Scenario, erro
 	if raw.Window.From < 0 || raw.Window.To > maxTime || raw.Window.To <= raw.Window.From {
 		return nil, raw.errAt("$.window", "window %d..%d: want 0 <= from < to <= %d", raw.Window.From, raw.Window.To, int64(maxTime))
 	}
-	s.Window = Window{From: raw.Window.From, To: raw.Window.To}
+	s.Window = Window{From: int64(raw.Window.From), To: int64(raw.Window.To)}
 	if raw.TTL == nil {
 		return nil, &Error{File: raw.path, Msg: "missing ttl: want the lease time-to-live in logical ticks, e.g. ttl: 60"}
 	}
 	if *raw.TTL <= 0 || *raw.TTL > maxTime {
 		return nil, raw.errAt("$.ttl", "ttl %d: want a positive number of ticks", *raw.TTL)
 	}
-	s.TTL = *raw.TTL
+	s.TTL = int64(*raw.TTL)
 
 	s.Times = map[string]int64{}
 	for n, v := range raw.Times {
 		if !timeNameR.MatchString(n) {
 			return nil, raw.errAt("$.times", "time name %q: want a letter or _ then letters, digits or _", n)
 		}
-		s.Times[n] = v
+		s.Times[n] = int64(v)
 	}
 	for n, v := range override {
-		s.Times[n] = v
+		s.Times[n] = int64(v)
 	}
 	for n, v := range s.Times {
 		if v < 0 || v > maxTime {
@@ -416,7 +527,7 @@ func build(raw *file, source string, override map[string]int64) (*Scenario, erro
 		if err != nil {
 			return nil, raw.errAt("$.initial.resource.value", "value: %v", err)
 		}
-		s.Resource = ResourceState{Epoch: *r.Epoch, Value: v}
+		s.Resource = ResourceState{Epoch: int64(*r.Epoch), Value: v}
 	}
 
 	if len(raw.Events) == 0 {
@@ -475,7 +586,7 @@ func (f *file) lease(c *fileLease, path string, full bool) (Lease, error) {
 		return l, f.errAt(path+".owner", "owner %q: want a short actor name such as A or B (letters, digits, _ or -, at most 16)", c.Owner)
 	}
 	l.Owner = c.Owner
-	need := func(v *int64, field string) (int64, error) {
+	need := func(v *whole, field string) (int64, error) {
 		if v == nil {
 			if full {
 				return 0, f.errAt(path, "missing %s", field)
@@ -485,7 +596,7 @@ func (f *file) lease(c *fileLease, path string, full bool) (Lease, error) {
 		if *v < 0 || *v > maxTime {
 			return 0, f.errAt(path+"."+field, "%s %d: want 0..%d", field, *v, int64(maxTime))
 		}
-		return *v, nil
+		return int64(*v), nil
 	}
 	var err error
 	if l.Fence, err = need(c.Fence, "fence"); err != nil {
@@ -519,7 +630,7 @@ func (f *file) expect(i int, fx fileExpect) (Expectation, error) {
 	if fx.Effects == nil || *fx.Effects < 0 {
 		return ex, f.errAt(p, "expect[%d]: needs effects: N (accepted effects at the resource, N >= 0)", i)
 	}
-	ex.Effects = *fx.Effects
+	ex.Effects = int(*fx.Effects)
 	if !slices.Contains(Verdicts(), ex.Verdict) {
 		return ex, f.errAt(p+".verdict", "expect[%d]: verdict %q: want conflict, blocked or safe", i, fx.Verdict)
 	}
@@ -534,7 +645,7 @@ func (f *file) expect(i int, fx fileExpect) (Expectation, error) {
 		if r.Epoch == nil || *r.Epoch < 0 {
 			return ex, f.errAt(p+".resource", "expect[%d]: resource needs a nonnegative epoch", i)
 		}
-		er := &ExpectedResource{Epoch: *r.Epoch}
+		er := &ExpectedResource{Epoch: int64(*r.Epoch)}
 		if r.Value != nil {
 			v, err := jsonValue(r.Value)
 			if err != nil {

@@ -121,7 +121,15 @@ func TestMalformedFilesNameLineAndColumn(t *testing.T) {
 	}{
 		{"unknown field", base + "bogus: 1\n" + okTail, "x.yaml:4:1: unknown field \"bogus\""},
 		{"syntax", "name: x\nwindow: {from: 1, to: 5}\nttl: [3\n", "x.yaml:3:"},
-		{"wrong type", "name: x\nwindow: {from: 1, to: 5}\nttl: abc\n" + okTail, "x.yaml:3:6: "},
+		{"wrong type", "name: x\nwindow: {from: 1, to: 5}\nttl: abc\n" + okTail, "x.yaml:3:6: ttl: want a whole number, found \"abc\""},
+		// The decoder alone would truncate these to whole numbers.
+		{"fraction where a whole number belongs", "name: x\nwindow: {from: 1, to: 5}\nttl: 1.5\n" + okTail, "x.yaml:3:6: ttl: want a whole number, found \"1.5\""},
+		{"quoted number", "name: x\nwindow: {from: 1, to: 5}\nttl: \"3\"\n" + okTail, "x.yaml:3:6: ttl: want a whole number, found \"3\""},
+		{"fraction in a named time", base + "times: {arrival: 2.5}\n" + okTail, "x.yaml:4:18: arrival: want a whole number, found \"2.5\""},
+		{"fraction in a window", "name: x\nwindow: {from: 1, to: 5.0}\nttl: 3\n" + okTail, "x.yaml:2:23: to: want a whole number, found \"5.0\""},
+		{"fraction in a write's epoch", base + "events:\n  - {t: 1, actor: A, action: write, epoch: 1.5}\n", "epoch: want a whole number, found \"1.5\""},
+		{"list where text belongs", "name: [1]\nwindow: {from: 1, to: 5}\nttl: 3\n" + okTail, "x.yaml:1:7: name: want text, found a list"},
+		{"number where a mapping belongs", "name: x\nwindow: 5\nttl: 3\n" + okTail, "x.yaml:2:9: window: want a mapping, found a whole number"},
 		{"unknown time", base + "events:\n  - {t: foo, actor: A, action: write, epoch: 1}\n", "x.yaml:5:9: event 0: t \"foo\" names \"foo\""},
 		{"bad action", base + "events:\n  - {t: 1, actor: A, action: explode}\n", "x.yaml:5:30: event 0: action \"explode\""},
 		{"negative epoch", base + "events:\n  - {t: 1, actor: A, action: write, epoch: -1}\n", "x.yaml:5:44: event 0: epoch -1"},
@@ -159,6 +167,12 @@ func TestMalformedFilesNameLineAndColumn(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("error %q\ndoes not contain %q", err, c.want)
+			}
+			// In YAML's words, never Go's types.
+			for _, goWord := range []string{"interface {}", "int64", "Go struct", "Go value"} {
+				if strings.Contains(err.Error(), goWord) {
+					t.Errorf("error %q names Go's %q", err, goWord)
+				}
 			}
 		})
 	}
