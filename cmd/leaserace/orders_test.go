@@ -205,6 +205,13 @@ func TestRunMovesRefused(t *testing.T) {
 	if res := leaserace(t, "run", "--moves-file", blank+".missing"); res.code != 2 || !strings.Contains(res.stderr, "--moves-file") {
 		t.Errorf("a missing --moves-file: %s", res)
 	}
+	// An empty --moves (a shell variable never set) is refused, not read
+	// as no --moves at all: that would play the scenario's own events.
+	for _, empty := range []string{"", " "} {
+		if res := leaserace(t, "run", "--moves", empty, "--pg", "dsn", "--dsn", "postgres://nobody@127.0.0.1:1/none"); res.code != 2 || !strings.Contains(res.stderr, "--moves holds no moves") {
+			t.Errorf("--moves %q: %s", empty, res)
+		}
+	}
 }
 
 // TestRunMovesFileEveryFormat: a schedule from a file, moves on lines or

@@ -28,7 +28,10 @@ type runFlags struct {
 	out       string
 	moves     string
 	movesFile string
-	pg        cli.PGFlags
+	// movesGiven: --moves was on the command line, even empty (an unset
+	// shell variable), which must not fall back to the scenario's events.
+	movesGiven bool
+	pg         cli.PGFlags
 }
 
 func newRunCmd(a *app) *cobra.Command {
@@ -148,6 +151,7 @@ func (a *app) run(ctx context.Context, cmd *cobra.Command, f runFlags) error {
 	if err != nil {
 		return err
 	}
+	f.movesGiven = cmd.Flags().Changed("moves")
 	log, err := a.movesOf(f)
 	if err != nil {
 		return err
@@ -242,7 +246,7 @@ func (a *app) movesOf(f runFlags) ([]scenario.Move, error) {
 		}
 		text, from = movesFileText(data), f.movesFile
 	default:
-		if f.moves == "" {
+		if f.moves == "" && !f.movesGiven {
 			return nil, nil
 		}
 	}
