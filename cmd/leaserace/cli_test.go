@@ -547,6 +547,23 @@ func TestFlagValuesThatDoNotParse(t *testing.T) {
 	}
 }
 
+// TestEmptyScenarioIsRefused: every --scenario defaults to renewal-race,
+// so an empty one was typed (or a shell variable never set) and is
+// refused, on every command that takes one, before any server starts.
+func TestEmptyScenarioIsRefused(t *testing.T) {
+	t.Parallel()
+	for _, cmd := range [][]string{{}, {"run"}, {"explore"}, {"explore", "--orders"}, {"serve"}, {"present"}} {
+		a := append(append([]string{}, cmd...), "--scenario", "")
+		res := leaserace(t, a...)
+		if res.code != 2 || !strings.Contains(res.stderr, `--scenario "": want a built-in scenario's name (renewal-race,`) {
+			t.Errorf("%v: want exit 2 naming the built-ins, got %v", a, res)
+		}
+		if strings.Contains(res.stderr, "starting PostgreSQL") {
+			t.Errorf("%v started PostgreSQL before refusing its flags:\n%s", a, res.stderr)
+		}
+	}
+}
+
 func TestVersion(t *testing.T) {
 	t.Parallel()
 	a, b := leaserace(t, "--version"), leaserace(t, "version")

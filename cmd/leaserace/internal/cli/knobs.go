@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"strings"
+
 	"github.com/leaserace/leaserace/scenario"
 	"github.com/spf13/pflag"
 )
@@ -42,6 +44,11 @@ func ParseFencingFlag(s string) (scenario.Fencing, error) {
 // LoadScenario resolves --scenario. A bad file's error already says
 // file:line:column and what was expected, so it is shown as it is.
 func LoadScenario(nameOrFile string) (*scenario.Scenario, error) {
+	// Every --scenario defaults to renewal-race, so an empty one was typed
+	// (or an unset shell variable): say so rather than play the default.
+	if strings.TrimSpace(nameOrFile) == "" {
+		return nil, UsageErr("--scenario %q: want a built-in scenario's name (%s) or a scenario YAML file", nameOrFile, strings.Join(scenario.BuiltinNames(), ", "))
+	}
 	sc, err := scenario.Load(nameOrFile)
 	if err != nil {
 		return nil, WithCode(ExitUsage, err)
