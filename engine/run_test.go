@@ -15,6 +15,7 @@ import (
 	"github.com/leaserace/leaserace/engine/pgtest"
 	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/scenario"
+	"github.com/leaserace/leaserace/scenario/fixtures"
 )
 
 // stepAt finds the executed step for an action by an actor.
@@ -206,7 +207,7 @@ func TestRevokedWriterCaseVariants(t *testing.T) {
 		"monotonic": nil,
 	}
 	for _, n := range []int64{1, 2, 3} {
-		fx, _ := scenario.RevokedWriterFixtures(n)
+		fx, _ := fixtures.RevokedWriterFixtures(n)
 		rep, err := batch.RunCase(enginetest.Ctx(t), dsn, fx)
 		if err != nil {
 			t.Fatal(err)

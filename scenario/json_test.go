@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/leaserace/leaserace/scenario"
+	"github.com/leaserace/leaserace/scenario/fixtures"
 )
 
 // Values are shown to people: &, < and > must come out as typed, not as
@@ -32,7 +33,7 @@ expect:
 		t.Errorf("initial value %s, want %s", got, want)
 	}
 
-	fx := []scenario.Fixture{{Check: "a&b", Initial: scenario.Write{Epoch: 1, Value: json.RawMessage(`"<x>"`)}, Writes: []scenario.Write{{Epoch: 2, Value: json.RawMessage(`"&"`)}}}}
+	fx := []fixtures.Fixture{{Check: "a&b", Initial: fixtures.Write{Epoch: 1, Value: json.RawMessage(`"<x>"`)}, Writes: []fixtures.Write{{Epoch: 2, Value: json.RawMessage(`"&"`)}}}}
 	b, err := scenario.MarshalPlain(fx)
 	if err != nil {
 		t.Fatal(err)
@@ -40,7 +41,7 @@ expect:
 	if got, want := string(b), `[{"check":"a&b","initial":[1,"<x>"],"writes":[[2,"&"]],"expected":[0,null]}]`; got != want {
 		t.Errorf("fixtures written as\n%s\nwant\n%s", got, want)
 	}
-	back, err := scenario.ParseFixtures("fixtures.json", b)
+	back, err := fixtures.ParseFixtures("fixtures.json", b)
 	if err != nil {
 		t.Fatalf("written fixtures read back: %v", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/leaserace/leaserace/cmd/leaserace/internal/cli"
 	"github.com/leaserace/leaserace/engine/batch"
 	"github.com/leaserace/leaserace/scenario"
+	"github.com/leaserace/leaserace/scenario/fixtures"
 	"github.com/spf13/cobra"
 )
 
@@ -164,7 +165,7 @@ func (a *app) checkCase(ctx context.Context, cmd *cobra.Command, f checkFlags) e
 	if f.kase != "revoked-writer" {
 		return cli.UsageErr("--case %q: the only case is revoked-writer", f.kase)
 	}
-	var fixtures []scenario.Fixture
+	var cases []fixtures.Fixture
 	variant := int64(0)
 	switch {
 	case cmd.Flags().Changed("fixtures") && cmd.Flags().Changed("variant"):
@@ -174,13 +175,13 @@ func (a *app) checkCase(ctx context.Context, cmd *cobra.Command, f checkFlags) e
 		if err != nil {
 			return cli.UsageErr("--fixtures: %w", err)
 		}
-		fixtures, err = scenario.ParseFixtures(f.fixtures, data)
+		cases, err = fixtures.ParseFixtures(f.fixtures, data)
 		if err != nil {
 			return cli.WithCode(cli.ExitUsage, err)
 		}
 	default:
 		var err error
-		fixtures, err = scenario.RevokedWriterFixtures(f.variant)
+		cases, err = fixtures.RevokedWriterFixtures(f.variant)
 		if err != nil {
 			return cli.UsageErr("--variant: %w", err)
 		}
@@ -192,7 +193,7 @@ func (a *app) checkCase(ctx context.Context, cmd *cobra.Command, f checkFlags) e
 	}
 	defer a.CloseServer(srv)
 
-	rep, err := batch.RunCase(ctx, srv.DSN, fixtures)
+	rep, err := batch.RunCase(ctx, srv.DSN, cases)
 	if err != nil {
 		return fmt.Errorf("revoked-writer case: %w", err)
 	}
@@ -200,13 +201,13 @@ func (a *app) checkCase(ctx context.Context, cmd *cobra.Command, f checkFlags) e
 	if f.json {
 		err = cli.WriteJSON(a.Stdout, caseJSON{Case: rep.Case, Variant: rep.Variant, Policies: orderedPolicies(rep.Policies)})
 	} else {
-		err = writeCaseText(a.Stdout, rep, len(fixtures))
+		err = writeCaseText(a.Stdout, rep, len(cases))
 	}
 	if err != nil {
 		return err
 	}
 	if m, ok := rep.Policies[string(scenario.FencingMonotonic)]; !ok || !m.Passed {
-		return cli.WithCode(cli.ExitFailure, fmt.Errorf("monotonic fencing, the verified repair, failed %d of %d fixtures", failedCount(m), len(fixtures)))
+		return cli.WithCode(cli.ExitFailure, fmt.Errorf("monotonic fencing, the verified repair, failed %d of %d fixtures", failedCount(m), len(cases)))
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/leaserace/leaserace/engine/transcript"
 
 	"github.com/leaserace/leaserace/scenario"
+	"github.com/leaserace/leaserace/scenario/fixtures"
 )
 
 // CheckRow is one scenario under one knob setting, against its expectation.
@@ -97,8 +98,8 @@ func Compare(ex scenario.Expectation, o transcript.Outcome) []string {
 // Observation is one fixture's result under one policy, in the case's form.
 type Observation struct {
 	Check    string         `json:"check"`
-	Actual   scenario.Write `json:"actual"`
-	Expected scenario.Write `json:"expected"`
+	Actual   fixtures.Write `json:"actual"`
+	Expected fixtures.Write `json:"expected"`
 	Passed   bool           `json:"passed"`
 }
 
@@ -117,7 +118,7 @@ type CaseReport struct {
 
 // RunCase sends each fixture's writes, in arrival order, to a real resource
 // under each fencing policy and reads back [epoch, value].
-func RunCase(ctx context.Context, dsn string, fixtures []scenario.Fixture) (CaseReport, error) {
+func RunCase(ctx context.Context, dsn string, cases []fixtures.Fixture) (CaseReport, error) {
 	rep := CaseReport{Case: "revoked-writer", Policies: map[string]PolicyReport{}}
 	res, err := resource.Start(ctx, resource.Config{DSN: dsn, AppName: "leaserace check"})
 	if err != nil {
@@ -134,7 +135,7 @@ func RunCase(ctx context.Context, dsn string, fixtures []scenario.Fixture) (Case
 			return rep, err
 		}
 		pr := PolicyReport{Passed: true, Observations: []Observation{}}
-		for _, fx := range fixtures {
+		for _, fx := range cases {
 			if _, err := rc.Reset(ctx, fx.Initial.Epoch, fx.Initial.Value); err != nil {
 				return rep, fmt.Errorf("fixture %q: %w", fx.Check, err)
 			}
@@ -147,7 +148,7 @@ func RunCase(ctx context.Context, dsn string, fixtures []scenario.Fixture) (Case
 			if err != nil {
 				return rep, fmt.Errorf("fixture %q: %w", fx.Check, err)
 			}
-			actual := scenario.Write{Epoch: v.Epoch, Value: v.Value}
+			actual := fixtures.Write{Epoch: v.Epoch, Value: v.Value}
 			ok := actual.Epoch == fx.Expected.Epoch && scenario.JSONEqual(actual.Value, fx.Expected.Value)
 			pr.Observations = append(pr.Observations, Observation{Check: fx.Check, Actual: actual, Expected: fx.Expected, Passed: ok})
 			pr.Passed = pr.Passed && ok

@@ -14,6 +14,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/leaserace/leaserace/scenario"
+	"github.com/leaserace/leaserace/scenario/fixtures"
 )
 
 // HTTP: /state, /writes and /fencing act on the default run; the same
@@ -362,7 +363,7 @@ func jsonKind(goKind string) string {
 
 // checkPair validates epoch and value; value is required but may be null.
 func checkPair(rawEpoch, rawValue json.RawMessage) (int64, json.RawMessage, reply, bool) {
-	epoch, err := scenario.ParseEpoch(rawEpoch)
+	epoch, err := fixtures.ParseEpoch(rawEpoch)
 	if err != nil {
 		return 0, nil, fail(http.StatusBadRequest, "%v", err), false
 	}

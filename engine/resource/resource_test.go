@@ -26,6 +26,7 @@ import (
 	"github.com/leaserace/leaserace/engine/pgtest"
 	"github.com/leaserace/leaserace/engine/resource"
 	"github.com/leaserace/leaserace/scenario"
+	"github.com/leaserace/leaserace/scenario/fixtures"
 )
 
 // startTestResource starts a resource on a fresh schema of the test server
@@ -174,7 +175,7 @@ func TestResourceFixtures(t *testing.T) {
 			t.Fatal(err)
 		}
 		for n := int64(1); n <= 3; n++ {
-			fixtures, err := scenario.RevokedWriterFixtures(n)
+			fixtures, err := fixtures.RevokedWriterFixtures(n)
 			if err != nil {
 				t.Fatal(err)
 			}
