@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"strings"
 	"unicode"
+
+	"github.com/leaserace/leaserace/internal/reword"
 )
 
 // MaxValueDepth bounds how deeply a value in a scenario or fixtures file may
@@ -93,12 +95,13 @@ func JSONShape(err error, want string) error {
 		found = "the file is empty"
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		found = "the JSON ends too soon"
-	case errors.As(err, &te) && jsonPath(te.Field) != "":
-		found = fmt.Sprintf("%s is a JSON %s", jsonPath(te.Field), te.Value)
 	case errors.As(err, &te):
 		found = "found a JSON " + te.Value
+		if path := jsonPath(te.Field); path != "" {
+			found = path + " is a JSON " + te.Value
+		}
 	}
-	return &shapeError{msg: want + ": " + found, err: err}
+	return reword.Error(want+": "+found, err)
 }
 
 // jsonPath is the decoder's field path without the Go names in it: the
@@ -112,12 +115,3 @@ func jsonPath(field string) string {
 	}
 	return strings.Join(keys, ".")
 }
-
-// shapeError is JSONShape's error.
-type shapeError struct {
-	msg string
-	err error
-}
-
-func (e *shapeError) Error() string { return e.msg }
-func (e *shapeError) Unwrap() error { return e.err }

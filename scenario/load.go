@@ -313,15 +313,13 @@ func yamlError(name string, err error) error {
 		msg := ye.GetMessage()
 		var (
 			te *yaml.TypeError
-			oe *yaml.OverflowError
 			ne *yaml.UnexpectedNodeTypeError
 		)
-		// The decoder words these in Go's types; say them in YAML's.
+		// The decoder words these in Go's types; say them in YAML's. (Its
+		// overflow errors cannot come: every integer field is a whole.)
 		switch {
 		case errors.As(err, &te):
 			msg = keyed(te.Token, fmt.Sprintf("want %s, found %s", typeWords(te.DstType), typeWords(te.SrcType)))
-		case errors.As(err, &oe):
-			msg = keyed(oe.Token, fmt.Sprintf("%s does not fit: want %s from %d to %d", oe.SrcNum, typeWords(oe.DstType), int64(math.MinInt64), int64(math.MaxInt64)))
 		case errors.As(err, &ne):
 			msg = keyed(ne.Token, fmt.Sprintf("want %s, found %s", nodeWords(ne.Expected), nodeWords(ne.Actual)))
 		}

@@ -6,7 +6,6 @@ import (
 
 	"github.com/leaserace/leaserace/cmd/leaserace/internal/cli"
 	"github.com/leaserace/leaserace/engine/pgserver"
-	"github.com/leaserace/leaserace/engine/room"
 	"github.com/leaserace/leaserace/workshop"
 	"github.com/spf13/cobra"
 )
@@ -57,8 +56,8 @@ func (a *app) present(ctx context.Context, f presentFlags) error {
 	if _, err := cli.LoadScenario(f.scenario); err != nil {
 		return err
 	}
-	if err := room.ValidRoom(f.room); err != nil {
-		return cli.UsageErr("--room %q: %w", f.room, room.ErrRoomName)
+	if err := checkRoomFlag(f.room); err != nil {
+		return err
 	}
 	if !cli.IsTerminal(a.Stdout) {
 		return cli.UsageErr("standard output is not a terminal, and the presenter's UI needs one")

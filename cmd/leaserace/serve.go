@@ -96,6 +96,15 @@ func defaultHostKeyDir(getenv func(string) string) string {
 	return filepath.Join(os.TempDir(), "leaserace-ssh")
 }
 
+// checkRoomFlag refuses a --room that cannot name a room, for serve and
+// present alike.
+func checkRoomFlag(name string) error {
+	if err := room.ValidRoom(name); err != nil {
+		return cli.UsageErr("--room %q: %w", name, room.ErrRoomName)
+	}
+	return nil
+}
+
 func (a *app) serve(ctx context.Context, f serveFlags) error {
 	k, err := f.knobs.Knobs()
 	if err != nil {
@@ -115,8 +124,8 @@ func (a *app) serve(ctx context.Context, f serveFlags) error {
 	case f.idle < 0:
 		return cli.UsageErr("--idle-timeout %s: want 0 (never) or more", f.idle)
 	}
-	if err := room.ValidRoom(f.room); err != nil {
-		return cli.UsageErr("--room %q: %w", f.room, room.ErrRoomName)
+	if err := checkRoomFlag(f.room); err != nil {
+		return err
 	}
 	if err := room.ValidIdle(f.roomIdle); err != nil {
 		return cli.UsageErr("--room-idle: %w", err)

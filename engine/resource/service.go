@@ -21,10 +21,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/leaserace/leaserace/assets"
+	"github.com/leaserace/leaserace/internal/reword"
+	"github.com/leaserace/leaserace/scenario"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/leaserace/leaserace/assets"
-	"github.com/leaserace/leaserace/scenario"
 )
 
 // Config says where the resource keeps its state and where it listens.
@@ -535,16 +537,8 @@ func (s *Service) scrub(err error) error {
 	if err == nil || s.password == "" || !strings.Contains(err.Error(), s.password) {
 		return err
 	}
-	return scrubbedError{msg: strings.ReplaceAll(err.Error(), s.password, "xxxxx"), err: err}
+	return reword.Error(strings.ReplaceAll(err.Error(), s.password, "xxxxx"), err)
 }
-
-type scrubbedError struct {
-	msg string
-	err error
-}
-
-func (e scrubbedError) Error() string { return e.msg }
-func (e scrubbedError) Unwrap() error { return e.err }
 
 // RequestError is a request the service refuses for what it asks, not for
 // a failure of its store: an unknown run, a taken name.

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/leaserace/leaserace/internal/reword"
+
 	"github.com/spf13/pflag"
 )
 
@@ -34,14 +36,5 @@ func FlagValue(err error) error {
 	if errors.As(err, &num) && errors.Is(num.Err, strconv.ErrRange) {
 		want = "out of range; " + want
 	}
-	return &flagValueError{msg: fmt.Sprintf("--%s %q: %s", iv.GetFlag().Name, iv.GetValue(), want), err: err}
+	return reword.Error(fmt.Sprintf("--%s %q: %s", iv.GetFlag().Name, iv.GetValue(), want), err)
 }
-
-// flagValueError keeps the parser's error underneath for errors.As.
-type flagValueError struct {
-	msg string
-	err error
-}
-
-func (e *flagValueError) Error() string { return e.msg }
-func (e *flagValueError) Unwrap() error { return e.err }
