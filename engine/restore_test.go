@@ -38,11 +38,11 @@ func readServer(t *testing.T, ctx context.Context, c *pgx.Conn, r *engine.Run) s
 	}
 	res := engine.ResourceSchema(r)
 	var v json.RawMessage
-	if err := c.QueryRow(ctx, "SELECT epoch, value FROM "+pgx.Identifier{res, "resource_state"}.Sanitize()).Scan(&s.Epoch, &v); err != nil {
+	if err := c.QueryRow(ctx, "SELECT fence, value FROM "+pgx.Identifier{res, "resource_state"}.Sanitize()).Scan(&s.Epoch, &v); err != nil {
 		t.Fatal(err)
 	}
 	s.Value = string(v)
-	rows, _ := c.Query(ctx, "SELECT format('%s %s %s %s %s %s', seq, actor, epoch, value, accepted, stored_epoch) FROM "+
+	rows, _ := c.Query(ctx, "SELECT format('%s %s %s %s %s %s', seq, actor, fence, value, accepted, stored_fence) FROM "+
 		pgx.Identifier{res, "effects"}.Sanitize()+" ORDER BY seq")
 	if s.Effects, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
 		t.Fatal(err)

@@ -1,1 +1,1 @@
-SELECT epoch, value FROM resource_state WHERE id = 1 FOR UPDATE
+SELECT fence, value FROM resource_state WHERE id = 1 FOR UPDATE

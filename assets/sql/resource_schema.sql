@@ -1,8 +1,8 @@
 -- The protected resource's own state, kept apart from the coordinator's
--- tables: the epoch it last accepted, its value, and every write it saw.
+-- tables: the fence it last accepted, its value, and every write it saw.
 CREATE TABLE IF NOT EXISTS resource_state (
     id    int    PRIMARY KEY CHECK (id = 1),
-    epoch bigint NOT NULL CHECK (epoch >= 0),
+    fence bigint NOT NULL CHECK (fence >= 0),
     value jsonb  NOT NULL
 );
 -- seq counts from 1 after every reset (see resource_record.sql), so replays
@@ -10,12 +10,28 @@ CREATE TABLE IF NOT EXISTS resource_state (
 CREATE TABLE IF NOT EXISTS effects (
     seq          bigint  PRIMARY KEY,
     actor        text    NOT NULL,
-    epoch        bigint  NOT NULL,
+    fence        bigint  NOT NULL,
     value        jsonb   NOT NULL,
     accepted     boolean NOT NULL,
     reason       text    NOT NULL,
-    stored_epoch bigint  NOT NULL
+    stored_fence bigint  NOT NULL
 );
+-- Tables kept in a schema a client chose, from a leaserace before the
+-- columns were named fence (they were epoch and stored_epoch), take the
+-- new names, so the statements below and every write find them.
+DO $$
+BEGIN
+    IF EXISTS (SELECT FROM pg_attribute WHERE attrelid = to_regclass('resource_state')
+               AND attname = 'epoch' AND NOT attisdropped) THEN
+        ALTER TABLE resource_state RENAME COLUMN epoch TO fence;
+    END IF;
+    IF EXISTS (SELECT FROM pg_attribute WHERE attrelid = to_regclass('effects')
+               AND attname = 'epoch' AND NOT attisdropped) THEN
+        ALTER TABLE effects RENAME COLUMN epoch TO fence;
+        ALTER TABLE effects RENAME COLUMN stored_epoch TO stored_fence;
+    END IF;
+END
+$$;
 -- The row always exists, so every write and reset can lock it.
-INSERT INTO resource_state (id, epoch, value) VALUES (1, 0, 'null')
+INSERT INTO resource_state (id, fence, value) VALUES (1, 0, 'null')
 ON CONFLICT (id) DO NOTHING

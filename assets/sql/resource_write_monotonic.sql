@@ -1,3 +1,3 @@
-UPDATE resource_state SET epoch = $1, value = $2
-WHERE id = 1 AND epoch <= $1
-RETURNING epoch, value
+UPDATE resource_state SET fence = $1, value = $2
+WHERE id = 1 AND fence <= $1
+RETURNING fence, value

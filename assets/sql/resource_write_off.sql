@@ -1,3 +1,3 @@
-UPDATE resource_state SET epoch = $1, value = $2
+UPDATE resource_state SET fence = $1, value = $2
 WHERE id = 1
-RETURNING epoch, value
+RETURNING fence, value

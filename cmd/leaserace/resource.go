@@ -23,8 +23,8 @@ func newResourceCmd(a *app) *cobra.Command {
 		Use:   "resource",
 		Short: "Run the protected resource alone, its state in PostgreSQL",
 		Long: `Resource starts PostgreSQL, then the protected resource: a small HTTP service
-whose [epoch, value] state lives in PostgreSQL and whose fencing check is a
-conditional SQL statement. Its URL is the first line of standard output;
+whose state, a fence and a value, lives in PostgreSQL and whose fencing check
+is a conditional SQL statement. Its JSON calls the fence "epoch". Its URL is the first line of standard output;
 everything else goes to standard error. It serves until Ctrl-C or SIGTERM,
 then stops the resource and the server it started and exits 0.
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/leaserace/leaserace/assets"
 	"github.com/leaserace/leaserace/engine/batch"
 	"github.com/leaserace/leaserace/engine/enginetest"
 	"github.com/leaserace/leaserace/engine/pgtest"
@@ -62,4 +63,72 @@ func TestVerifyTranscriptsFromBeforeTheRename(t *testing.T) {
 	if res.Identical || res.Diff == nil || res.Diff.Index != 4 {
 		t.Fatalf("an edited fact in a file from before the rename went unnoticed: %+v", res)
 	}
+}
+
+// Transcripts recorded before the resource's columns were named fence and
+// stored_fence (epoch and stored_epoch) still verify, whatever scenario
+// they come from: the resource's statements are read with today's names,
+// and the report says so. The files in testdata/before-fence-columns are
+// shipped transcripts of the release before, as they were. An edited fact
+// in one is still found.
+func TestVerifyTranscriptsFromBeforeTheFenceColumns(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	names, _ := filepath.Glob("testdata/before-fence-columns/*.json")
+	if len(names) < 3 {
+		t.Fatalf("%d files from before the fence columns", len(names))
+	}
+	for _, n := range names {
+		t.Run(filepath.Base(n), func(t *testing.T) {
+			tr := readFile(t, n)
+			data, err := os.ReadFile(n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(data), "UPDATE resource_state SET epoch = $1") {
+				t.Fatalf("%s holds no statement with the old column names", n)
+			}
+			// As shipped (a built-in scenario), and as recorded from a
+			// scenario file of the same content.
+			file := filepath.Join(t.TempDir(), tr.Scenario+".yaml")
+			yaml, err := assets.FS.ReadFile("scenarios/" + tr.Scenario + ".yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(file, yaml, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			for _, source := range []string{"builtin", file} {
+				tr.Meta.Source = source
+				res, err := batch.Verify(enginetest.Ctx(t), dsn, tr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !res.Identical || !res.Reworded || res.Recorded != res.Content || res.Content == res.Live {
+					t.Fatalf("source %s: not identical once read with the new column names: %+v", source, res)
+				}
+				var b strings.Builder
+				if err := res.WriteReport(&b); err != nil || !strings.Contains(b.String(), "an earlier release, which recorded the file") {
+					t.Errorf("source %s: report %q (%v)", source, b.String(), err)
+				}
+			}
+		})
+	}
+	// An edited statement is found: the old names are read as today's only
+	// where the statement is the resource's own, word for word.
+	tr := readFile(t, "testdata/before-fence-columns/busy-holder--blind-strict.json")
+	for i, st := range tr.Steps {
+		if strings.Contains(st.SQL, "AND epoch < $1") {
+			tr.Steps[i].SQL = strings.Replace(st.SQL, "AND epoch < $1", "AND epoch <= $1", 1)
+			tr.Digest, _ = tr.ComputeDigest()
+			res, err := batch.Verify(enginetest.Ctx(t), dsn, tr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Identical || res.Diff == nil || res.Diff.Index != i {
+				t.Fatalf("an edited statement at step %d went unnoticed: %+v", i, res)
+			}
+			return
+		}
+	}
+	t.Fatal("no strict write in busy-holder--blind-strict.json")
 }

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/leaserace/leaserace/engine"
+	"github.com/leaserace/leaserace/engine/resource"
 	"github.com/leaserace/leaserace/engine/transcript"
 
 	"github.com/leaserace/leaserace/scenario"
@@ -42,8 +43,9 @@ type VerifyResult struct {
 	// Parts names what else differs when every step agrees ("outcome").
 	Parts []string `json:"parts,omitempty"`
 	// Reworded is set when the file, recorded before this release renamed
-	// words of the built-in scenarios (scenario.Renamed), matches the live
-	// run once read with today's words.
+	// the resource's columns (resource.Renamed) or words of the built-in
+	// scenarios (scenario.Renamed), matches the live run once read with
+	// today's words.
 	Reworded bool `json:"reworded,omitempty"`
 }
 
@@ -103,15 +105,17 @@ func verify(ctx context.Context, on engine.Config, t transcript.Transcript) (Ver
 	if err != nil {
 		return res, err
 	}
-	// A file recorded before this release renamed what the built-in
-	// scenarios show is read with today's words; a file without the old
-	// words reads as it is.
-	read := t
-	builtin := t.Meta == nil || t.Meta.Source == "" || t.Meta.Source == "builtin"
-	if builtin {
-		if read, err = t.Reworded(scenario.Renamed()); err != nil {
-			return res, err
-		}
+	// A file recorded before this release renamed what it shows is read
+	// with today's words: the resource's statements in any file, and the
+	// built-in scenarios' words in theirs. A file without the old words
+	// reads as it is.
+	renamed := resource.Renamed()
+	if t.Meta == nil || t.Meta.Source == "" || t.Meta.Source == "builtin" {
+		renamed = append(renamed, scenario.Renamed()...)
+	}
+	read, err := t.Reworded(renamed)
+	if err != nil {
+		return res, err
 	}
 	up, err := read.Upgraded()
 	if err != nil {
@@ -151,7 +155,7 @@ func verify(ctx context.Context, on engine.Config, t transcript.Transcript) (Ver
 		return res, nil
 	}
 	res.Identical = res.Recorded == res.Content && res.Content == res.Live
-	if !res.Identical && res.Recorded == res.Content && builtin {
+	if !res.Identical && res.Recorded == res.Content {
 		// The file is as it was written: read with today's words, is it
 		// the live run?
 		if rc, err := read.ComputeDigest(); err == nil && rc == res.Live {

@@ -888,6 +888,70 @@ func TestResourceNamedSchemaIsKept(t *testing.T) {
 	}
 }
 
+// A named schema kept by a leaserace from before the columns were named
+// fence (epoch, stored_epoch) is taken over: its state and effects stay,
+// and writes are judged and recorded as before.
+func TestResourceNamedSchemaWithOldColumnNames(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dsn := pgtest.DSN(t)
+	schema := fmt.Sprintf("lr_res_old_%d", time.Now().UnixNano())
+	ident := pgx.Identifier{schema}.Sanitize()
+	c, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_, _ = c.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+ident+" CASCADE")
+		_ = c.Close(context.Background())
+	})
+	// The tables as resource_schema.sql made them before the rename.
+	old := "CREATE SCHEMA " + ident + `;
+		CREATE TABLE ` + ident + `.resource_state (id int PRIMARY KEY CHECK (id = 1),
+			epoch bigint NOT NULL CHECK (epoch >= 0), value jsonb NOT NULL);
+		CREATE TABLE ` + ident + `.effects (seq bigint PRIMARY KEY, actor text NOT NULL,
+			epoch bigint NOT NULL, value jsonb NOT NULL, accepted boolean NOT NULL,
+			reason text NOT NULL, stored_epoch bigint NOT NULL);
+		INSERT INTO ` + ident + `.resource_state VALUES (1, 3, '"old"');
+		INSERT INTO ` + ident + `.effects VALUES (1, 'a', 3, '"old"', true, 'accepted', 0)`
+	if _, err := c.Exec(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+
+	res, err := resource.Start(ctx, resource.Config{DSN: dsn, Schema: schema, Fencing: scenario.FencingMonotonic})
+	if err != nil {
+		t.Fatalf("start on the old tables: %v", err)
+	}
+	t.Cleanup(func() { res.Close(context.Background()) })
+	rc := resource.NewClient(res.URL(), nil)
+	v, err := rc.State(ctx)
+	if err != nil || v.Epoch != 3 || string(v.Value) != `"old"` || len(v.Effects) != 1 || v.Effects[0].Epoch != 3 {
+		t.Fatalf("state kept from the old tables: %+v, %v", v, err)
+	}
+	if w, err := rc.Write(ctx, "b", 2, json.RawMessage(`"stale"`)); err != nil || w.Accepted {
+		t.Errorf("fence 2 below the stored 3: %+v, %v", w, err)
+	}
+	w, err := rc.Write(ctx, "b", 4, json.RawMessage(`"new"`))
+	if err != nil || !w.Accepted || w.Epoch != 4 {
+		t.Errorf("fence 4 above the stored 3: %+v, %v", w, err)
+	}
+	var cols []string
+	rows, _ := c.Query(ctx, `SELECT table_name || '.' || column_name FROM information_schema.columns
+		WHERE table_schema = $1 AND column_name LIKE '%fence' OR table_schema = $1 AND column_name LIKE '%epoch'
+		ORDER BY 1`, schema)
+	cols, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"effects.fence", "effects.stored_fence", "resource_state.fence"}; !slices.Equal(cols, want) {
+		t.Errorf("columns after the start: %v, want %v", cols, want)
+	}
+	v, err = rc.State(ctx)
+	if err != nil || len(v.Effects) != 3 || v.Effects[2].StoredEpoch != 3 {
+		t.Errorf("effects after two writes: %+v, %v", v, err)
+	}
+}
+
 func TestStartResourceChecksItsConfig(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

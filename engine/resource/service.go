@@ -125,6 +125,19 @@ func loadStatements() (statements, error) {
 	return s, nil
 }
 
+// Renamed lists the resource's statements as an earlier release recorded
+// them, before its columns took the screen's word: fence and stored_fence
+// were epoch and stored_epoch. A transcript recorded then, from any
+// scenario, is read through these so that it still verifies against a
+// live run. They match JSON text, where < is written \u003c.
+func Renamed() []scenario.Renaming {
+	return []scenario.Renaming{
+		{Was: regexp.MustCompile(`UPDATE resource_state SET epoch = \$1, value = \$2`), Now: "UPDATE resource_state SET fence = $$1, value = $$2"},
+		{Was: regexp.MustCompile(`WHERE id = 1 AND epoch (<|\\u003c)`), Now: "WHERE id = 1 AND fence ${1}"},
+		{Was: regexp.MustCompile(`RETURNING epoch, value`), Now: "RETURNING fence, value"},
+	}
+}
+
 // run is one run the service holds: its schema and its fencing policy.
 type run struct {
 	schema string
