@@ -56,6 +56,12 @@ func TestServeOverOpenSSHInTmux(t *testing.T) {
 	if err != nil || host != "127.0.0.1" {
 		t.Fatalf("the first line of standard output is %q, want 127.0.0.1:PORT", addr)
 	}
+	// serve writes its lines for people before the address, but the two
+	// streams are separate pipes, each read on its own: the address can
+	// reach this test first. The presenter's line is the last of them.
+	if !s.stderr.waitFor("presenter: leaserace present", pgtest.WaitTimeout()) {
+		t.Fatalf("serve printed its address but not the presenter's line on standard error:\n%s", s.stderr.String())
+	}
 	// The fingerprint printed is the key's in the key directory.
 	pubText, err := os.ReadFile(filepath.Join(keyDir, sshroom.HostKeyFile+".pub"))
 	if err != nil {
