@@ -169,7 +169,7 @@ func (a *app) checkCase(ctx context.Context, cmd *cobra.Command, f checkFlags) e
 	variant := int64(0)
 	switch {
 	case cmd.Flags().Changed("fixtures") && cmd.Flags().Changed("variant"):
-		return cli.UsageErr("--variant and --fixtures cannot be combined: a fixtures file brings its own epochs")
+		return cli.UsageErr("--variant and --fixtures cannot be combined: a fixtures file brings its own fences")
 	case cmd.Flags().Changed("fixtures"):
 		data, err := cli.ReadLimited(f.fixtures, maxFixturesFile)
 		if err != nil {

@@ -24,9 +24,10 @@ func newResourceCmd(a *app) *cobra.Command {
 		Short: "Run the protected resource alone, its state in PostgreSQL",
 		Long: `Resource starts PostgreSQL, then the protected resource: a small HTTP service
 whose state, a fence and a value, lives in PostgreSQL and whose fencing check
-is a conditional SQL statement. Its JSON calls the fence "epoch". Its URL is the first line of standard output;
-everything else goes to standard error. It serves until Ctrl-C or SIGTERM,
-then stops the resource and the server it started and exits 0.
+is a conditional SQL statement (its JSON calls the fence "epoch"). Its URL is
+the first line of standard output; everything else goes to standard error. It
+serves until Ctrl-C or SIGTERM, then stops the resource and the server it
+started and exits 0.
 
   PUT  /state   {"epoch":E,"value":V}               set the state, clear effects
   POST /writes  {"epoch":E,"value":V,"actor":"A"}   200 accepted / 409 refused
