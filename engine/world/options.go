@@ -151,11 +151,16 @@ func (s *State) clockWords(t int64) string {
 	var why []string
 	for i, ev := range s.sc.Events {
 		if !s.played[i] && ev.T == t {
-			who := ev.Actor + "'s"
+			// "the script has A send hb2", "the script has the clock expire".
+			what := ev.Actor
 			if ev.Actor == scenario.ClockActor || ev.Actor == "" {
-				who = "the clock's"
+				what = "the clock"
 			}
-			why = append(why, fmt.Sprintf("%s %s is scripted then", who, ev.Action.Verb()))
+			what += " " + ev.Action.Verb()
+			if ev.Heartbeat != "" {
+				what += " " + ev.Heartbeat
+			}
+			why = append(why, "the script has "+what)
 			break
 		}
 	}

@@ -160,3 +160,39 @@ func TestCloneIsIndependent(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// An advance of the clock to a time the script has an event at says which,
+// in words ("when the script has the clock expire", "... has P2 acquire"):
+// at the start of every built-in scenario, the advance to its first
+// scripted time after the start. (Later ones need a server to get to.)
+func TestClockOptionsNameTheScriptedEvent(t *testing.T) {
+	for _, name := range scenario.BuiltinNames() {
+		sc, err := scenario.Builtin(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := start(t, name)
+		i := slices.IndexFunc(sc.Events, func(ev scenario.Event) bool { return ev.T > sc.Window.From })
+		if i < 0 {
+			continue
+		}
+		ev := sc.Events[i]
+		who := ev.Actor
+		if ev.Actor == scenario.ClockActor || ev.Actor == "" {
+			who = "the clock"
+		}
+		want := "the script has " + who + " " + ev.Action.Verb()
+		if ev.Heartbeat != "" {
+			want += " " + ev.Heartbeat
+		}
+		var words []string
+		for _, o := range s.Options(sc.Window.From, true) {
+			if o.Move.Action == scenario.ActionAdvance && o.Move.T == ev.T {
+				words = append(words, o.Words)
+			}
+		}
+		if len(words) != 1 || !strings.Contains(words[0], want) {
+			t.Errorf("%s: the advance to %d reads %q, want it to say %q", name, ev.T, words, want)
+		}
+	}
+}
