@@ -10,6 +10,7 @@ import (
 	"github.com/leaserace/leaserace/engine/batch"
 	"github.com/leaserace/leaserace/engine/enginetest"
 	"github.com/leaserace/leaserace/engine/pgtest"
+	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/scenario"
 )
 
@@ -21,37 +22,26 @@ import (
 // the release before the rename, as they were.
 func TestVerifyTranscriptsFromBeforeTheRename(t *testing.T) {
 	dsn := pgtest.DSN(t)
-	names, _ := filepath.Glob("testdata/before-renames/*.json")
-	if len(names) < 3 {
-		t.Fatalf("%d files from before the rename", len(names))
-	}
-	for _, n := range names {
-		t.Run(filepath.Base(n), func(t *testing.T) {
-			tr := readFile(t, n)
-			data, err := os.ReadFile(n)
-			if err != nil {
-				t.Fatal(err)
-			}
-			old := false
-			for _, p := range scenario.Renamed() {
-				old = old || p.Was.Match(data)
-			}
-			if !old {
-				t.Fatalf("%s holds none of the earlier words", n)
-			}
-			res, err := batch.Verify(enginetest.Ctx(t), dsn, tr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !res.Identical || !res.Reworded || res.Recorded != res.Content {
-				t.Fatalf("not identical once reworded: %+v", res)
-			}
-			var b strings.Builder
-			if err := res.WriteReport(&b); err != nil || !strings.HasPrefix(b.String(), "identical: ") || !strings.Contains(b.String(), "an earlier release, which recorded the file") {
-				t.Errorf("report: %q (%v)", b.String(), err)
-			}
-		})
-	}
+	eachFileFrom(t, "testdata/before-renames", func(t *testing.T, n string, tr transcript.Transcript, data []byte) {
+		old := false
+		for _, p := range scenario.Renamed() {
+			old = old || p.Was.Match(data)
+		}
+		if !old {
+			t.Fatalf("%s holds none of the earlier words", n)
+		}
+		res, err := batch.Verify(enginetest.Ctx(t), dsn, tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Identical || !res.Reworded || res.Recorded != res.Content {
+			t.Fatalf("not identical once reworded: %+v", res)
+		}
+		var b strings.Builder
+		if err := res.WriteReport(&b); err != nil || !strings.HasPrefix(b.String(), "identical: ") || !strings.Contains(b.String(), "an earlier release, which recorded the file") {
+			t.Errorf("report: %q (%v)", b.String(), err)
+		}
+	})
 	// An edited fact is found even when the file's digest was recomputed.
 	tr := readFile(t, "testdata/before-renames/renewal-race--blind-off.json")
 	tr.Steps[4].Rows = 0
@@ -73,46 +63,35 @@ func TestVerifyTranscriptsFromBeforeTheRename(t *testing.T) {
 // in one is still found.
 func TestVerifyTranscriptsFromBeforeTheFenceColumns(t *testing.T) {
 	dsn := pgtest.DSN(t)
-	names, _ := filepath.Glob("testdata/before-fence-columns/*.json")
-	if len(names) < 3 {
-		t.Fatalf("%d files from before the fence columns", len(names))
-	}
-	for _, n := range names {
-		t.Run(filepath.Base(n), func(t *testing.T) {
-			tr := readFile(t, n)
-			data, err := os.ReadFile(n)
+	eachFileFrom(t, "testdata/before-fence-columns", func(t *testing.T, n string, tr transcript.Transcript, data []byte) {
+		if !strings.Contains(string(data), "UPDATE resource_state SET epoch = $1") {
+			t.Fatalf("%s holds no statement with the old column names", n)
+		}
+		// As shipped (a built-in scenario), and as recorded from a
+		// scenario file of the same content.
+		file := filepath.Join(t.TempDir(), tr.Scenario+".yaml")
+		yaml, err := assets.FS.ReadFile("scenarios/" + tr.Scenario + ".yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(file, yaml, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, source := range []string{"builtin", file} {
+			tr.Meta.Source = source
+			res, err := batch.Verify(enginetest.Ctx(t), dsn, tr)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !strings.Contains(string(data), "UPDATE resource_state SET epoch = $1") {
-				t.Fatalf("%s holds no statement with the old column names", n)
+			if !res.Identical || !res.Reworded || res.Recorded != res.Content || res.Content == res.Live {
+				t.Fatalf("source %s: not identical once read with the new column names: %+v", source, res)
 			}
-			// As shipped (a built-in scenario), and as recorded from a
-			// scenario file of the same content.
-			file := filepath.Join(t.TempDir(), tr.Scenario+".yaml")
-			yaml, err := assets.FS.ReadFile("scenarios/" + tr.Scenario + ".yaml")
-			if err != nil {
-				t.Fatal(err)
+			var b strings.Builder
+			if err := res.WriteReport(&b); err != nil || !strings.Contains(b.String(), "an earlier release, which recorded the file") {
+				t.Errorf("source %s: report %q (%v)", source, b.String(), err)
 			}
-			if err := os.WriteFile(file, yaml, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			for _, source := range []string{"builtin", file} {
-				tr.Meta.Source = source
-				res, err := batch.Verify(enginetest.Ctx(t), dsn, tr)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !res.Identical || !res.Reworded || res.Recorded != res.Content || res.Content == res.Live {
-					t.Fatalf("source %s: not identical once read with the new column names: %+v", source, res)
-				}
-				var b strings.Builder
-				if err := res.WriteReport(&b); err != nil || !strings.Contains(b.String(), "an earlier release, which recorded the file") {
-					t.Errorf("source %s: report %q (%v)", source, b.String(), err)
-				}
-			}
-		})
-	}
+		}
+	})
 	// An edited statement is found: the old names are read as today's only
 	// where the statement is the resource's own, word for word.
 	tr := readFile(t, "testdata/before-fence-columns/busy-holder--blind-strict.json")
@@ -131,4 +110,23 @@ func TestVerifyTranscriptsFromBeforeTheFenceColumns(t *testing.T) {
 		}
 	}
 	t.Fatal("no strict write in busy-holder--blind-strict.json")
+}
+
+// eachFileFrom runs fn, as a subtest, on each of at least three
+// transcripts in dir: its path, the transcript and the file's bytes.
+func eachFileFrom(t *testing.T, dir string, fn func(t *testing.T, path string, tr transcript.Transcript, data []byte)) {
+	t.Helper()
+	names, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+	if len(names) < 3 {
+		t.Fatalf("%d files in %s", len(names), dir)
+	}
+	for _, n := range names {
+		t.Run(filepath.Base(n), func(t *testing.T) {
+			data, err := os.ReadFile(n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fn(t, n, readFile(t, n), data)
+		})
+	}
 }
