@@ -123,22 +123,26 @@ func (f *file) event(s *Scenario, i int, fe fileEvent) (Event, error) {
 		}
 		ev.Snapshot = &l
 	}
+	fence, key, err := f.fenceKey(p, fe.Fence, fe.Epoch)
+	if err != nil {
+		return ev, err
+	}
 	switch {
 	case want.epoch:
-		if fe.Epoch == nil {
-			return ev, f.errAt(p, "event %d: %s needs epoch", i, act)
+		if fence == nil {
+			return ev, f.errAt(p, "event %d: %s needs fence", i, act)
 		}
-		if *fe.Epoch < 0 {
-			return ev, f.errAt(p+".epoch", "event %d: epoch %d: epochs are nonnegative", i, *fe.Epoch)
+		if *fence < 0 {
+			return ev, f.errAt(p+"."+key, "event %d: %s %d: fences are nonnegative", i, key, *fence)
 		}
-		epoch := int64(*fe.Epoch)
-		ev.Epoch = &epoch
-	case fe.Epoch != nil:
+		v := int64(*fence)
+		ev.Epoch = &v
+	case fence != nil:
 		why := ""
 		if act == ActionEffect || act == ActionWriteSend {
 			why = fmt.Sprintf(" (%s uses the actor's fence)", act)
 		}
-		return ev, f.errAt(p+".epoch", "event %d: epoch is only for %s%s", i, actionsTaking(func(x eventFields) bool { return x.epoch }), why)
+		return ev, f.errAt(p+"."+key, "event %d: %s is only for %s%s", i, key, actionsTaking(func(x eventFields) bool { return x.epoch }), why)
 	}
 	switch {
 	case want.value:

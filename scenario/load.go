@@ -115,6 +115,8 @@ type fileLease struct {
 }
 
 type fileResource struct {
+	Fence *whole `yaml:"fence"`
+	// Epoch is the fence's old key, still read (fenceKey).
 	Epoch *whole `yaml:"epoch"`
 	Value any    `yaml:"value"`
 }
@@ -126,10 +128,12 @@ type fileEvent struct {
 	Heartbeat string     `yaml:"heartbeat"`
 	Message   string     `yaml:"message"`
 	Snapshot  *fileLease `yaml:"snapshot"`
-	Epoch     *whole     `yaml:"epoch"`
-	Value     any        `yaml:"value"`
-	Note      string     `yaml:"note"`
-	Ask       *fileAsk   `yaml:"ask"`
+	Fence     *whole     `yaml:"fence"`
+	// Epoch is the fence's old key, still read (fenceKey).
+	Epoch *whole   `yaml:"epoch"`
+	Value any      `yaml:"value"`
+	Note  string   `yaml:"note"`
+	Ask   *fileAsk `yaml:"ask"`
 }
 
 type fileExpect struct {
@@ -423,6 +427,19 @@ func (f *file) at(path string) (int, int) {
 	return pos.Line, pos.Column
 }
 
+// fenceKey is the fence a mapping at path gives, and the key it gives it
+// under: fence, or epoch, its name in files written before the key took
+// the word the screen uses. Both at once is an error.
+func (f *file) fenceKey(path string, fence, epoch *whole) (*whole, string, error) {
+	switch {
+	case fence != nil && epoch != nil:
+		return nil, "", f.errAt(path+".epoch", "fence and epoch are one value (epoch is its old name): give fence only")
+	case epoch != nil:
+		return epoch, "epoch", nil
+	}
+	return fence, "fence", nil
+}
+
 // errAt is an error at a YAML path; when the path is not in the file (a
 // missing field), at its nearest enclosing node that is.
 func (f *file) errAt(path, format string, args ...any) *Error {
@@ -515,17 +532,21 @@ func build(raw *file, source string, override map[string]int64) (*Scenario, erro
 	}
 	s.Resource = ResourceState{Value: json.RawMessage("null")}
 	if r := raw.Initial.Resource; r != nil {
-		if r.Epoch == nil {
-			return nil, raw.errAt("$.initial.resource", "initial.resource needs epoch")
+		fence, key, err := raw.fenceKey("$.initial.resource", r.Fence, r.Epoch)
+		if err != nil {
+			return nil, err
 		}
-		if *r.Epoch < 0 {
-			return nil, raw.errAt("$.initial.resource.epoch", "epoch %d: epochs are nonnegative", *r.Epoch)
+		if fence == nil {
+			return nil, raw.errAt("$.initial.resource", "initial.resource needs fence: the resource's highest fence accepted at the start")
+		}
+		if *fence < 0 {
+			return nil, raw.errAt("$.initial.resource."+key, "%s %d: fences are nonnegative", key, *fence)
 		}
 		v, err := jsonValue(r.Value)
 		if err != nil {
 			return nil, raw.errAt("$.initial.resource.value", "value: %v", err)
 		}
-		s.Resource = ResourceState{Epoch: int64(*r.Epoch), Value: v}
+		s.Resource = ResourceState{Epoch: int64(*fence), Value: v}
 	}
 
 	if len(raw.Events) == 0 {
@@ -640,10 +661,14 @@ func (f *file) expect(i int, fx fileExpect) (Expectation, error) {
 		ex.Coordinator = &l
 	}
 	if r := fx.Resource; r != nil {
-		if r.Epoch == nil || *r.Epoch < 0 {
-			return ex, f.errAt(p+".resource", "expect[%d]: resource needs a nonnegative epoch", i)
+		fence, _, err := f.fenceKey(p+".resource", r.Fence, r.Epoch)
+		if err != nil {
+			return ex, err
 		}
-		er := &ExpectedResource{Epoch: int64(*r.Epoch)}
+		if fence == nil || *fence < 0 {
+			return ex, f.errAt(p+".resource", "expect[%d]: resource needs a nonnegative fence", i)
+		}
+		er := &ExpectedResource{Epoch: int64(*fence)}
 		if r.Value != nil {
 			v, err := jsonValue(r.Value)
 			if err != nil {

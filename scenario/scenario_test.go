@@ -7,11 +7,14 @@ import (
 	"github.com/goccy/go-yaml/lexer"
 	"os"
 	"path/filepath"
+	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/leaserace/leaserace/assets"
 	"github.com/leaserace/leaserace/scenario"
 )
 
@@ -153,7 +156,15 @@ func TestMalformedFilesNameLineAndColumn(t *testing.T) {
 		// A missing field is reported where its mapping is, and a block
 		// mapping where its first key starts.
 		{"missing actor", base + "events:\n  - {t: 1, action: write, epoch: 1}\n", "x.yaml:5:5: event 0: actor \"\""},
-		{"block-style event without its epoch", base + "events:\n  - t: 1\n    actor: A\n    action: write\n", "x.yaml:5:5: event 0: write needs epoch"},
+		{"block-style event without its fence", base + "events:\n  - t: 1\n    actor: A\n    action: write\n", "x.yaml:5:5: event 0: write needs fence"},
+		// fence: is the key; epoch:, its old name, is still read, but not
+		// beside it.
+		{"negative fence", base + "events:\n  - {t: 1, actor: A, action: write, fence: -1}\n", "x.yaml:5:44: event 0: fence -1: fences are nonnegative"},
+		{"fence and epoch at once", base + "events:\n  - {t: 1, actor: A, action: write, fence: 1, epoch: 1}\n", "x.yaml:5:54: fence and epoch are one value (epoch is its old name): give fence only"},
+		{"fence where none belongs", base + "initial:\n  coordinator: {owner: A, fence: 1, lease_version: 1, expires_at: 4}\nevents:\n  - {t: 1, actor: A, action: effect, fence: 1}\n", "x.yaml:7:45: event 0: fence is only for write (effect uses the actor's fence)"},
+		{"initial resource without its fence", base + "initial:\n  resource: {value: 1}\n" + okTail, "x.yaml:5:13: initial.resource needs fence"},
+		{"negative initial fence", base + "initial:\n  resource: {fence: -2}\n" + okTail, "x.yaml:5:21: fence -2: fences are nonnegative"},
+		{"expected resource with both", base + "events:\n  - {t: 1, actor: A, action: write, fence: 1}\nexpect:\n  - {renewal: '*', fencing: '*', effects: 1, verdict: safe, resource: {fence: 1, epoch: 1}}\n", "fence and epoch are one value"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -310,4 +321,39 @@ func indented(n int) string {
 	}
 	fmt.Fprintf(&b, "%s1\n", strings.Repeat(" ", 6+n))
 	return b.String()
+}
+
+// A file that gives the resource's fences under epoch:, their key's old
+// name, loads as the same scenario as one that says fence:: every built-in
+// with its initial resource, writes and expected resources rewritten so.
+func TestFenceKeyReadsItsOldName(t *testing.T) {
+	key := regexp.MustCompile(`(resource: \{|action: write, )fence:`)
+	rewritten := 0
+	for _, name := range scenario.BuiltinNames() {
+		src, err := assets.FS.ReadFile("scenarios/" + name + ".yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		old := key.ReplaceAll(src, []byte("${1}epoch:"))
+		if string(old) == string(src) {
+			continue
+		}
+		rewritten++
+		now, err := scenario.Parse(name+".yaml", src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		was, err := scenario.Parse(name+".yaml", old)
+		if err != nil {
+			t.Fatalf("%s with epoch: keys: %v", name, err)
+		}
+		a, errA := json.Marshal(now)
+		b, errB := json.Marshal(was)
+		if errA != nil || errB != nil || string(a) != string(b) || !reflect.DeepEqual(now.Goals(), was.Goals()) {
+			t.Errorf("%s loads otherwise with epoch: keys (%v, %v):\n%s\n%s", name, errA, errB, a, b)
+		}
+	}
+	if rewritten < len(scenario.BuiltinNames()) {
+		t.Errorf("only %d of %d built-ins give a fence to rewrite", rewritten, len(scenario.BuiltinNames()))
+	}
 }
