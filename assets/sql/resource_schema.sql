@@ -16,22 +16,6 @@ CREATE TABLE IF NOT EXISTS effects (
     reason       text    NOT NULL,
     stored_fence bigint  NOT NULL
 );
--- Tables kept in a schema a client chose, from a leaserace before the
--- columns were named fence (they were epoch and stored_epoch), take the
--- new names, so the statements below and every write find them.
-DO $$
-BEGIN
-    IF EXISTS (SELECT FROM pg_attribute WHERE attrelid = to_regclass('resource_state')
-               AND attname = 'epoch' AND NOT attisdropped) THEN
-        ALTER TABLE resource_state RENAME COLUMN epoch TO fence;
-    END IF;
-    IF EXISTS (SELECT FROM pg_attribute WHERE attrelid = to_regclass('effects')
-               AND attname = 'epoch' AND NOT attisdropped) THEN
-        ALTER TABLE effects RENAME COLUMN epoch TO fence;
-        ALTER TABLE effects RENAME COLUMN stored_epoch TO stored_fence;
-    END IF;
-END
-$$;
 -- The row always exists, so every write and reset can lock it.
 INSERT INTO resource_state (id, fence, value) VALUES (1, 0, 'null')
 ON CONFLICT (id) DO NOTHING

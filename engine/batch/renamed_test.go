@@ -1,6 +1,7 @@
 package batch_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -45,14 +46,7 @@ func TestVerifyTranscriptsFromBeforeTheRename(t *testing.T) {
 	// An edited fact is found even when the file's digest was recomputed.
 	tr := readFile(t, "testdata/before-renames/renewal-race--blind-off.json")
 	tr.Steps[4].Rows = 0
-	tr.Digest, _ = tr.ComputeDigest()
-	res, err := batch.Verify(enginetest.Ctx(t), dsn, tr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Identical || res.Diff == nil || res.Diff.Index != 4 {
-		t.Fatalf("an edited fact in a file from before the rename went unnoticed: %+v", res)
-	}
+	wantEditFound(t, dsn, tr, 4, "an edited fact in a file from before the rename")
 }
 
 // Transcripts recorded before the resource's columns were named fence and
@@ -98,14 +92,7 @@ func TestVerifyTranscriptsFromBeforeTheFenceColumns(t *testing.T) {
 	for i, st := range tr.Steps {
 		if strings.Contains(st.SQL, "AND epoch < $1") {
 			tr.Steps[i].SQL = strings.Replace(st.SQL, "AND epoch < $1", "AND epoch <= $1", 1)
-			tr.Digest, _ = tr.ComputeDigest()
-			res, err := batch.Verify(enginetest.Ctx(t), dsn, tr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if res.Identical || res.Diff == nil || res.Diff.Index != i {
-				t.Fatalf("an edited statement at step %d went unnoticed: %+v", i, res)
-			}
+			wantEditFound(t, dsn, tr, i, fmt.Sprintf("an edited statement at step %d", i))
 			return
 		}
 	}
@@ -128,5 +115,19 @@ func eachFileFrom(t *testing.T, dir string, fn func(t *testing.T, path string, t
 			}
 			fn(t, n, readFile(t, n), data)
 		})
+	}
+}
+
+// wantEditFound recomputes the digest of tr, whose step index was edited,
+// so that only a live run can tell, and wants verify to find that step.
+func wantEditFound(t *testing.T, dsn string, tr transcript.Transcript, index int, what string) {
+	t.Helper()
+	tr.Digest, _ = tr.ComputeDigest()
+	res, err := batch.Verify(enginetest.Ctx(t), dsn, tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Identical || res.Diff == nil || res.Diff.Index != index {
+		t.Fatalf("%s went unnoticed: %+v", what, res)
 	}
 }

@@ -99,15 +99,15 @@ var runNameRE = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
 
 // statements holds the resource's SQL, read once from assets.
 type statements struct {
-	schema, bind, reset, clear, rewind, lock, record, view, ping string
-	begin, commit, rollback                                      string
-	write                                                        map[scenario.Fencing]string
+	schema, migrate, bind, reset, clear, rewind, lock, record, view, ping string
+	begin, commit, rollback                                               string
+	write                                                                 map[scenario.Fencing]string
 }
 
 func loadStatements() (statements, error) {
 	s := statements{write: map[scenario.Fencing]string{}}
 	err := assets.LoadSQL(map[string]*string{
-		"resource_schema": &s.schema, "resource_bind": &s.bind, "resource_reset": &s.reset,
+		"resource_schema": &s.schema, "resource_migrate": &s.migrate, "resource_bind": &s.bind, "resource_reset": &s.reset,
 		"resource_clear": &s.clear, "resource_rewind": &s.rewind, "resource_lock": &s.lock, "resource_record": &s.record,
 		"resource_view": &s.view, "resource_ping": &s.ping, "resource_begin": &s.begin,
 		"resource_commit": &s.commit, "resource_rollback": &s.rollback,
@@ -292,6 +292,12 @@ func (s *Service) createSchema(ctx context.Context, r *run, fresh bool) error {
 		return undo(fmt.Errorf("resource: cannot create schema %s: %w", r.schema, s.scrub(err)))
 	}
 	err := s.on(dctx, r.schema, "", func(c *pgx.Conn) error {
+		// Only a schema a client named can hold tables from before.
+		if !fresh {
+			if _, err := c.Exec(dctx, s.sql.migrate); err != nil {
+				return err
+			}
+		}
 		_, err := c.Exec(dctx, s.sql.schema)
 		return err
 	})
