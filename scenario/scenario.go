@@ -171,10 +171,10 @@ func (l *Lease) Clone() *Lease {
 	return &c
 }
 
-// ResourceState is what the protected resource stores: the epoch it last
-// accepted and the value written with it.
+// ResourceState is what the protected resource stores: the highest fence
+// it accepted and the value written with it.
 type ResourceState struct {
-	Epoch int64           `json:"epoch"`
+	Epoch int64           `json:"fence"`
 	Value json.RawMessage `json:"value"`
 }
 

@@ -10,12 +10,13 @@ import (
 type Effect struct {
 	Seq      int64           `json:"seq"`
 	Actor    string          `json:"actor"`
-	Epoch    int64           `json:"epoch"`
+	Epoch    int64           `json:"fence"`
 	Value    json.RawMessage `json:"value"`
 	Accepted bool            `json:"accepted"`
 	Reason   string          `json:"reason,omitempty"`
-	// StoredEpoch is the stored epoch the write was compared against.
-	StoredEpoch int64 `json:"stored_epoch"`
+	// StoredEpoch is the resource's highest fence accepted, which the
+	// write was compared against.
+	StoredEpoch int64 `json:"stored_fence"`
 	// Judgement and Why are set by Judge: the contract's word on the write
 	// and the reason for it, in the reader's direction.
 	Judgement Judgement `json:"judgement,omitempty"`

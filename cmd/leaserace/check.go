@@ -46,8 +46,8 @@ data, not as an error. The exit code is 0 when monotonic (the verified
 repair) passes every fixture and 1 when it does not.
 
 A --fixtures file is a JSON list of one or more
-  {"check": NAME, "initial": [epoch, value], "writes": [[epoch, value], ...], "expected": [epoch, value]}
-with nonnegative integer epochs; an invalid fixture is named in the error (exit 2).
+  {"check": NAME, "initial": [fence, value], "writes": [[fence, value], ...], "expected": [fence, value]}
+with nonnegative integer fences (the seed's epochs); an invalid fixture is named in the error (exit 2).
 
 Exit codes: 0 all as expected, 1 a mismatch (or monotonic failing a
 fixture), 2 bad flags or fixtures, 3 no PostgreSQL server could start.`,

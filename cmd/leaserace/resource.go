@@ -24,14 +24,15 @@ func newResourceCmd(a *app) *cobra.Command {
 		Short: "Run the protected resource alone, its state in PostgreSQL",
 		Long: `Resource starts PostgreSQL, then the protected resource: a small HTTP service
 whose state, a fence and a value, lives in PostgreSQL and whose fencing check
-is a conditional SQL statement (its JSON calls the fence "epoch"). Its URL is
-the first line of standard output; everything else goes to standard error. It
-serves until Ctrl-C or SIGTERM, then stops the resource and the server it
-started and exits 0.
+is a conditional SQL statement. Its URL is the first line of standard output;
+everything else goes to standard error. It serves until Ctrl-C or SIGTERM, then
+stops the resource and the server it started and exits 0.
 
-  PUT  /state   {"epoch":E,"value":V}               set the state, clear effects
-  POST /writes  {"epoch":E,"value":V,"actor":"A"}   200 accepted / 409 refused
-  GET  /state                                       {"epoch","value","effects"}
+  PUT  /state   {"fence":F,"value":V}               set the state, clear effects
+  POST /writes  {"fence":F,"value":V,"actor":"A"}   200 accepted / 409 refused
+  GET  /state                                       {"fence","value","effects"}
+
+Requests may still call the fence "epoch", its name before this release.
 
 The resource has no authentication, so it listens on loopback only unless
 --allow-remote says otherwise in so many words.`,
@@ -40,7 +41,7 @@ The resource has no authentication, so it listens on loopback only unless
 
   # A fixed port with the unsuccessful fix, then try it from another terminal
   leaserace resource --listen 127.0.0.1:8080 --fencing strict
-  curl -s -X POST 127.0.0.1:8080/writes -d '{"epoch":3,"value":"x","actor":"A"}'`,
+  curl -s -X POST 127.0.0.1:8080/writes -d '{"fence":3,"value":"x","actor":"A"}'`,
 		Args: cli.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.resource(cmd.Context(), f)

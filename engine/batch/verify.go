@@ -145,8 +145,14 @@ func verify(ctx context.Context, on engine.Config, t transcript.Transcript) (Ver
 	}
 	res.LiveSteps = len(live.Steps)
 	facts := t.Format == transcript.FormatV1
-	if facts {
+	switch t.Format {
+	case transcript.FormatV1:
 		live = live.Downgraded()
+	case transcript.FormatV2:
+		// The same run as v2 wrote it, so that its digest is comparable.
+		if live, err = live.AsV2(); err != nil {
+			return res, err
+		}
 	}
 	res.Live = live.Digest
 	res.Diff = firstStepDiff(read.Steps, live.Steps, facts)

@@ -118,7 +118,7 @@ func (c *Client) RemoveRun(ctx context.Context) error {
 }
 
 type pairBody struct {
-	Epoch int64           `json:"epoch"`
+	Epoch int64           `json:"fence"`
 	Value json.RawMessage `json:"value"`
 	Actor string          `json:"actor,omitempty"`
 }

@@ -134,7 +134,8 @@ func (s *Service) getState(_ http.ResponseWriter, req *http.Request, name string
 
 func (s *Service) putState(w http.ResponseWriter, req *http.Request, name string) reply {
 	var in struct {
-		Epoch json.RawMessage `json:"epoch"`
+		Fence json.RawMessage `json:"fence"`
+		Epoch json.RawMessage `json:"epoch"` // the fence's old name
 		Value json.RawMessage `json:"value"`
 		// Keep, when given, keeps the first Keep effects instead of
 		// clearing them all: a step back.
@@ -143,7 +144,7 @@ func (s *Service) putState(w http.ResponseWriter, req *http.Request, name string
 	if rep, ok := decodeBody(w, req, &in); !ok {
 		return rep
 	}
-	epoch, value, rep, ok := checkPair(in.Epoch, in.Value)
+	epoch, value, rep, ok := checkPair(in.Fence, in.Epoch, in.Value)
 	if !ok {
 		return rep
 	}
@@ -163,14 +164,15 @@ func (s *Service) putState(w http.ResponseWriter, req *http.Request, name string
 
 func (s *Service) postWrite(w http.ResponseWriter, req *http.Request, name string) reply {
 	var in struct {
-		Epoch json.RawMessage `json:"epoch"`
+		Fence json.RawMessage `json:"fence"`
+		Epoch json.RawMessage `json:"epoch"` // the fence's old name
 		Value json.RawMessage `json:"value"`
 		Actor *string         `json:"actor"`
 	}
 	if rep, ok := decodeBody(w, req, &in); !ok {
 		return rep
 	}
-	epoch, value, rep, ok := checkPair(in.Epoch, in.Value)
+	epoch, value, rep, ok := checkPair(in.Fence, in.Epoch, in.Value)
 	if !ok {
 		return rep
 	}
@@ -335,7 +337,7 @@ func bodyError(err error) reply {
 	case errors.As(err, &tooBig):
 		return fail(http.StatusRequestEntityTooLarge, "request body is larger than %d KiB", maxBody>>10)
 	case errors.Is(err, io.EOF):
-		return fail(http.StatusBadRequest, `request body is empty: want a JSON object such as {"epoch":1,"value":"x"}`)
+		return fail(http.StatusBadRequest, `request body is empty: want a JSON object such as {"fence":1,"value":"x"}`)
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return fail(http.StatusBadRequest, "request body ends in the middle of its JSON")
 	case errors.As(err, &syn):
@@ -362,8 +364,15 @@ func jsonKind(goKind string) string {
 }
 
 // checkPair validates epoch and value; value is required but may be null.
-func checkPair(rawEpoch, rawValue json.RawMessage) (int64, json.RawMessage, reply, bool) {
-	epoch, err := fixtures.ParseEpoch(rawEpoch)
+func checkPair(rawFence, rawEpoch, rawValue json.RawMessage) (int64, json.RawMessage, reply, bool) {
+	// "epoch", the fence's name before this release, is still read, so
+	// that no script written for it stops working.
+	if rawFence == nil {
+		rawFence = rawEpoch
+	} else if rawEpoch != nil {
+		return 0, nil, fail(http.StatusBadRequest, `send the fence once, as "fence"; "epoch" is its old name`), false
+	}
+	epoch, err := fixtures.ParseFence(rawFence)
 	if err != nil {
 		return 0, nil, fail(http.StatusBadRequest, "%v", err), false
 	}

@@ -289,18 +289,18 @@ func TestResourceBoundaryEpochs(t *testing.T) {
 	const big = "9007199254740993"
 	for _, epoch := range []string{"0", big, strconv.FormatInt(math.MaxInt64, 10)} {
 		t.Run(epoch, func(t *testing.T) {
-			h := resCall(t, http.MethodPut, u+"/state", `{"epoch":`+epoch+`,"value":{"at":"`+epoch+`"}}`)
-			if h.status != http.StatusOK || !bytes.Contains(h.body, []byte(`"epoch":`+epoch+`,`)) {
+			h := resCall(t, http.MethodPut, u+"/state", `{"fence":`+epoch+`,"value":{"at":"`+epoch+`"}}`)
+			if h.status != http.StatusOK || !bytes.Contains(h.body, []byte(`"fence":`+epoch+`,`)) {
 				t.Fatalf("reset: %d %s", h.status, h.body)
 			}
 			// The holder writes again at the same epoch: monotonic accepts it.
-			h = resCall(t, http.MethodPost, u+"/writes", `{"epoch":`+epoch+`,"value":"same","actor":"holder"}`)
-			if h.status != http.StatusOK || !bytes.Contains(h.body, []byte(`"epoch":`+epoch+`,`)) || !bytes.Contains(h.body, []byte(`"args":[`+epoch+`,"same"]`)) {
+			h = resCall(t, http.MethodPost, u+"/writes", `{"fence":`+epoch+`,"value":"same","actor":"holder"}`)
+			if h.status != http.StatusOK || !bytes.Contains(h.body, []byte(`"fence":`+epoch+`,`)) || !bytes.Contains(h.body, []byte(`"args":[`+epoch+`,"same"]`)) {
 				t.Fatalf("write: %d %s", h.status, h.body)
 			}
 			h = resCall(t, http.MethodGet, u+"/state", "")
-			if h.status != http.StatusOK || !bytes.Contains(h.body, []byte(`{"epoch":`+epoch+`,"value":"same"`)) ||
-				!bytes.Contains(h.body, []byte(`"stored_epoch":`+epoch+`}`)) {
+			if h.status != http.StatusOK || !bytes.Contains(h.body, []byte(`{"fence":`+epoch+`,"value":"same"`)) ||
+				!bytes.Contains(h.body, []byte(`"stored_fence":`+epoch+`}`)) {
 				t.Fatalf("read back: %d %s", h.status, h.body)
 			}
 			want, _ := strconv.ParseInt(epoch, 10, 64)
@@ -405,49 +405,52 @@ func TestResourceBadInput(t *testing.T) {
 	if before.status != http.StatusOK {
 		t.Fatal(before.status)
 	}
-	huge := `{"epoch":9,"value":"` + strings.Repeat("x", 70<<10) + `"}`
+	huge := `{"fence":9,"value":"` + strings.Repeat("x", 70<<10) + `"}`
 	cases := []struct {
 		method, path, body string
 		status             int
 		want               string
 	}{
 		{"POST", "/writes", ``, 400, "request body is empty"},
-		{"POST", "/writes", `{"epoch":9,`, 400, "ends in the middle"},
-		{"POST", "/writes", `{epoch:9}`, 400, "not valid JSON at byte 2"},
+		{"POST", "/writes", `{"fence":9,`, 400, "ends in the middle"},
+		{"POST", "/writes", `{fence:9}`, 400, "not valid JSON at byte 2"},
 		{"POST", "/writes", `[9,"v"]`, 400, "want a JSON object"},
 		{"POST", "/writes", `"9"`, 400, "want a JSON object"},
-		{"POST", "/writes", `null`, 400, "epoch is missing"},
-		{"POST", "/writes", `{"value":1}`, 400, "epoch is missing"},
-		{"POST", "/writes", `{"epoch":null,"value":1}`, 400, "epoch is missing"},
-		{"POST", "/writes", `{"epoch":-1,"value":1}`, 400, "epoch -1 is negative"},
-		{"POST", "/writes", `{"epoch":1.5,"value":1}`, 400, "epoch 1.5 is not a whole number"},
-		{"POST", "/writes", `{"epoch":9.0,"value":1}`, 400, "not a whole number"},
-		{"POST", "/writes", `{"epoch":1e3,"value":1}`, 400, "epoch 1e3 is not a whole number"},
-		{"POST", "/writes", `{"epoch":"7","value":1}`, 400, `epoch "7" is not an integer`},
-		{"POST", "/writes", `{"epoch":true,"value":1}`, 400, "not an integer"},
-		{"POST", "/writes", `{"epoch":9223372036854775808,"value":1}`, 400, "does not fit in a signed 64-bit integer"},
-		{"POST", "/writes", `{"epoch":-9223372036854775809,"value":1}`, 400, "does not fit"},
+		{"POST", "/writes", `null`, 400, "fence is missing"},
+		{"POST", "/writes", `{"value":1}`, 400, "fence is missing"},
+		{"POST", "/writes", `{"epoch":null,"value":1}`, 400, "fence is missing"},
+		{"POST", "/writes", `{"epoch":-1,"value":1}`, 400, "fence -1 is negative"},
+		{"POST", "/writes", `{"fence":1.5,"value":1}`, 400, "fence 1.5 is not a whole number"},
+		{"POST", "/writes", `{"fence":9.0,"value":1}`, 400, "not a whole number"},
+		{"POST", "/writes", `{"fence":1e3,"value":1}`, 400, "fence 1e3 is not a whole number"},
+		{"POST", "/writes", `{"epoch":"7","value":1}`, 400, `fence "7" is not an integer`},
+		{"POST", "/writes", `{"fence":true,"value":1}`, 400, "not an integer"},
+		{"POST", "/writes", `{"fence":9223372036854775808,"value":1}`, 400, "does not fit in a signed 64-bit integer"},
+		{"POST", "/writes", `{"fence":-9223372036854775809,"value":1}`, 400, "does not fit"},
 		{"POST", "/writes", `{"epoch":9,"value":1,"extra":true}`, 400, `unknown field "extra"`},
-		{"POST", "/writes", `{"epoch":9}`, 400, "value is missing"},
+		{"POST", "/writes", `{"fence":9}`, 400, "value is missing"},
 		{"POST", "/writes", huge, 413, "larger than 64 KiB"},
-		{"POST", "/writes", `{"epoch":9,"value":1} x`, 400, "more data after the JSON object"},
-		{"POST", "/writes", `{"epoch":9,"value":1}{"epoch":10,"value":2}`, 400, "more data after the JSON object"},
-		{"POST", "/writes", `{"epoch":9,"value":1,"actor":5}`, 400, `field "actor" is a JSON number`},
-		{"POST", "/writes", `{"epoch":9,"value":1,"actor":"` + strings.Repeat("é", 65) + `"}`, 400, "actor is 65 characters long; at most 64"},
-		{"POST", "/writes", `{"epoch":9,"value":1,"actor":"a\nb"}`, 400, "control character"},
+		{"POST", "/writes", `{"fence":9,"value":1} x`, 400, "more data after the JSON object"},
+		{"POST", "/writes", `{"fence":9,"value":1}{"fence":10,"value":2}`, 400, "more data after the JSON object"},
+		{"POST", "/writes", `{"fence":9,"value":1,"actor":5}`, 400, `field "actor" is a JSON number`},
+		{"POST", "/writes", `{"fence":9,"value":1,"actor":"` + strings.Repeat("é", 65) + `"}`, 400, "actor is 65 characters long; at most 64"},
+		{"POST", "/writes", `{"fence":9,"value":1,"actor":"a\nb"}`, 400, "control character"},
 		// Acceptable epochs with values jsonb refuses: the transaction rolls
 		// back, so not even a refused effect is recorded.
-		{"POST", "/writes", `{"epoch":9,"value":"\u0000"}`, 400, "value cannot be stored as jsonb: unsupported Unicode escape sequence"},
-		{"POST", "/writes", `{"epoch":9,"value":"\ud800"}`, 400, "value cannot be stored as jsonb"},
-		{"POST", "/writes", `{"epoch":9,"value":1e999999}`, 400, "value cannot be stored as jsonb: value overflows numeric format"},
-		{"POST", "/writes", `{"epoch":9,"value":"` + "\xff" + `"}`, 400, "value is not valid UTF-8"},
+		{"POST", "/writes", `{"fence":9,"value":"\u0000"}`, 400, "value cannot be stored as jsonb: unsupported Unicode escape sequence"},
+		{"POST", "/writes", `{"fence":9,"value":"\ud800"}`, 400, "value cannot be stored as jsonb"},
+		{"POST", "/writes", `{"fence":9,"value":1e999999}`, 400, "value cannot be stored as jsonb: value overflows numeric format"},
+		{"POST", "/writes", `{"fence":9,"value":"` + "\xff" + `"}`, 400, "value is not valid UTF-8"},
 		{"POST", "/writes", strings.Repeat("[", 10001) + strings.Repeat("]", 10001), 400, "not valid JSON"},
-		{"PUT", "/state", `{"epoch":1}`, 400, "value is missing"},
-		{"PUT", "/state", `{"epoch":1,"value":1,"actor":"a"}`, 400, `unknown field "actor"`},
+		{"PUT", "/state", `{"fence":1}`, 400, "value is missing"},
+		{"PUT", "/state", `{"fence":1,"value":1,"actor":"a"}`, 400, `unknown field "actor"`},
 		{"PUT", "/state", `{"epoch":-5,"value":1}`, 400, "negative"},
-		{"PUT", "/state", `{"epoch":1,"value":"\u0000"}`, 400, "value cannot be stored as jsonb"},
-		{"PUT", "/state", `{"epoch":1,"value":1}]`, 400, "more data after the JSON object"},
+		{"PUT", "/state", `{"fence":1,"value":"\u0000"}`, 400, "value cannot be stored as jsonb"},
+		{"PUT", "/state", `{"fence":1,"value":1}]`, 400, "more data after the JSON object"},
 		{"PUT", "/state", huge, 413, "larger than 64 KiB"},
+		// The fence's old name is read, but not beside the new one.
+		{"POST", "/writes", `{"fence":9,"epoch":9,"value":1}`, 400, `send the fence once, as "fence"; "epoch" is its old name`},
+		{"PUT", "/state", `{"epoch":9,"fence":9,"value":1}`, 400, `send the fence once`},
 		{"PUT", "/fencing", `{"fencing":"lax"}`, 400, `unknown fencing "lax"`},
 		{"PUT", "/fencing", `{}`, 400, "fencing is missing"},
 		{"PUT", "/fencing", `{"fencing":"off","x":1}`, 400, `unknown field "x"`},
@@ -1103,7 +1106,7 @@ func TestResourceClientErrors(t *testing.T) {
 	if _, err := live.Write(ctx, strings.Repeat("a", 65), 1, nil); err == nil || !strings.Contains(err.Error(), "refused the write: actor is 65 characters long") {
 		t.Errorf("long actor: %v", err)
 	}
-	if _, err := live.Reset(ctx, -1, nil); err == nil || !strings.Contains(err.Error(), "refused the reset: epoch -1 is negative") {
+	if _, err := live.Reset(ctx, -1, nil); err == nil || !strings.Contains(err.Error(), "refused the reset: fence -1 is negative") {
 		t.Errorf("negative reset: %v", err)
 	}
 }

@@ -38,12 +38,12 @@ func FuzzReadTranscript(f *testing.F) {
 		}
 	}
 
-	// Transcripts an earlier release wrote (v1) are read too.
-	v1, err := filepath.Glob("testdata/v1/*.json")
-	if err != nil || len(v1) == 0 {
-		f.Fatalf("no v1 transcripts to start from: %v", err)
+	// Transcripts earlier releases wrote (v1, v2) are read too.
+	old, err := filepath.Glob("testdata/v[12]/*.json")
+	if err != nil || len(old) == 0 {
+		f.Fatalf("no v1 or v2 transcripts to start from: %v", err)
 	}
-	for _, n := range v1 {
+	for _, n := range old {
 		b, err := os.ReadFile(n)
 		if err != nil {
 			f.Fatal(err)
@@ -59,21 +59,21 @@ func FuzzReadTranscript(f *testing.F) {
 			}
 			return
 		}
-		if tr.Format != transcript.FormatV2 && tr.Format != transcript.FormatV1 {
+		if tr.Format != transcript.FormatV3 && tr.Format != transcript.FormatV2 && tr.Format != transcript.FormatV1 {
 			t.Fatalf("accepted format %q", tr.Format)
 		}
-		// Whatever is read can be shown: its v2 reading exists and is a
+		// Whatever is read can be shown: its v3 reading exists and is a
 		// transcript leaserace reads back.
 		up, err := tr.Upgraded()
 		if err != nil {
-			t.Fatalf("an accepted transcript has no v2 reading: %v", err)
+			t.Fatalf("an accepted transcript has no v3 reading: %v", err)
 		}
 		var ub bytes.Buffer
 		if err := up.WriteJSON(&ub); err != nil {
-			t.Fatalf("its v2 reading cannot be written: %v", err)
+			t.Fatalf("its v3 reading cannot be written: %v", err)
 		}
 		if _, err := transcript.Read(bytes.NewReader(ub.Bytes())); err != nil {
-			t.Fatalf("its v2 reading cannot be read back: %v\n%s", err, ub.Bytes())
+			t.Fatalf("its v3 reading cannot be read back: %v\n%s", err, ub.Bytes())
 		}
 		digest, err := tr.ComputeDigest()
 		if err != nil {

@@ -2,7 +2,6 @@ package transcript
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 )
@@ -26,12 +25,12 @@ const (
 func WriteHTMLEmbed(w io.Writer, t Transcript) error {
 	var b bytes.Buffer
 	b.WriteString(htmlOpen)
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(true)
-	if err := enc.Encode(t); err != nil {
+	data, err := t.encode("", true)
+	if err != nil {
 		return fmt.Errorf("cannot write the transcript into the page: %w", err)
 	}
-	b.WriteString(htmlClose)
+	b.Write(data)
+	b.WriteString("\n" + htmlClose)
 	if _, err := w.Write(b.Bytes()); err != nil {
 		return fmt.Errorf("cannot write the transcript into the page: %w", err)
 	}

@@ -1,5 +1,5 @@
 // Package transcript is leaserace's record of a run: the JSON format with
-// its digest, reading (v1 and v2) and writing, and the Markdown and Mermaid
+// its digest, reading (v1, v2 and v3) and writing, and the Markdown and Mermaid
 // renderings of it. It knows nothing of databases or terminals.
 package transcript
 
@@ -18,18 +18,21 @@ import (
 	"github.com/leaserace/leaserace/scenario"
 )
 
-// The transcript formats: v2 is written; v1, from earlier releases, is
-// still read, replayed and verified.
+// The transcript formats: v3 is written; v1 and v2, from earlier
+// releases, are still read, replayed and verified. v3 is v2 with the
+// resource's fence under the screen's word, "fence", where v2 wrote
+// "epoch" (see keys.go).
 const (
 	FormatV1 = "leaserace.transcript/v1"
 	FormatV2 = "leaserace.transcript/v2"
+	FormatV3 = "leaserace.transcript/v3"
 	// Format is the one this release writes.
-	Format = FormatV2
+	Format = FormatV3
 )
 
 // Message is a message in flight: who sent it, when, when the network
 // delivers it (-1: never, it is lost or held), and what it carries: a
-// heartbeat carries the sender's cached lease, a write its epoch and value.
+// heartbeat carries the sender's cached lease, a write its fence and value.
 type Message struct {
 	ID       string         `json:"id"`
 	From     string         `json:"from"`
@@ -39,7 +42,7 @@ type Message struct {
 	// Kind is "write" for a delayed write, "reply" for a renewal's late
 	// answer, empty for a heartbeat.
 	Kind  string          `json:"kind,omitempty"`
-	Epoch int64           `json:"epoch,omitempty"`
+	Epoch int64           `json:"fence,omitempty"`
 	Value json.RawMessage `json:"value,omitempty"`
 	Rows  int64           `json:"rows,omitempty"`
 	// Stale is true once the snapshot's epoch is no longer current at the
@@ -69,7 +72,7 @@ type Call struct {
 
 // ResourceSnap is the resource as a step left it.
 type ResourceSnap struct {
-	Epoch   int64             `json:"epoch"`
+	Epoch   int64             `json:"fence"`
 	Value   json.RawMessage   `json:"value"`
 	Effects []scenario.Effect `json:"effects"`
 }
@@ -112,8 +115,8 @@ type Step struct {
 	Action scenario.Action `json:"action"`
 	// Heartbeat names the message for the heartbeat and write messages.
 	Heartbeat string `json:"heartbeat,omitempty"`
-	// Epoch is a direct write's epoch.
-	Epoch *int64 `json:"epoch,omitempty"`
+	// Epoch is a direct write's fence.
+	Epoch *int64 `json:"fence,omitempty"`
 	// SQL is the statement this step ran ("" when it ran none) with its
 	// arguments, the server's command tag and the rows it affected.
 	SQL  string `json:"sql"`
@@ -309,7 +312,7 @@ func MovesOf(steps []Step) string {
 // anywhere.
 func (t Transcript) ComputeDigest() (string, error) {
 	t.Digest, t.Meta, t.Presenter, t.Asks, t.Played = "", nil, nil, nil, nil
-	b, err := json.Marshal(t)
+	b, err := t.encode("", true)
 	if err != nil {
 		return "", fmt.Errorf("cannot encode transcript for its digest: %w", err)
 	}
@@ -323,7 +326,7 @@ func (t *Transcript) Seal() error {
 	if t.Steps == nil {
 		t.Steps = []Step{}
 	}
-	if t.Format == FormatV2 {
+	if t.Format != FormatV1 {
 		t.Moves = MovesOf(t.Steps)
 	}
 	d, err := t.ComputeDigest()
@@ -334,15 +337,52 @@ func (t *Transcript) Seal() error {
 	return nil
 }
 
-// WriteJSON writes the transcript, indented, with a trailing newline.
+// WriteJSON writes the transcript, indented, with a trailing newline, in
+// its own format's keys.
 func (t Transcript) WriteJSON(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(t); err != nil {
+	b, err := t.encode("  ", false)
+	if err != nil {
+		return fmt.Errorf("cannot write transcript: %w", err)
+	}
+	if _, err := w.Write(b); err != nil {
 		return fmt.Errorf("cannot write transcript: %w", err)
 	}
 	return nil
+}
+
+// encode is the transcript's JSON (see MarshalJSON), indented by indent
+// ("": compact, as json.Marshal writes it), with a newline after it when
+// indented.
+func (t Transcript) encode(indent string, escapeHTML bool) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetIndent("", indent)
+	enc.SetEscapeHTML(escapeHTML)
+	if err := enc.Encode(t); err != nil {
+		return nil, err
+	}
+	if indent == "" {
+		return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+	}
+	return b.Bytes(), nil
+}
+
+// MarshalJSON writes the transcript in its own format's keys: a v1 or v2
+// transcript calls the fence "epoch", as those releases wrote it, so that
+// it hashes and reads back as the file it came from.
+func (t Transcript) MarshalJSON() ([]byte, error) {
+	type plain Transcript // the fields, without this method
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // the caller's encoder escapes, or not
+	if err := enc.Encode(plain(t)); err != nil {
+		return nil, err
+	}
+	data := bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+	if !oldFormat(t.Format) {
+		return data, nil
+	}
+	return renameKeys(data, false)
 }
 
 // maxDepth leaves room for the transcript's own nesting (steps, their
@@ -378,6 +418,15 @@ func Read(r io.Reader) (Transcript, error) {
 	if err := scenario.CheckDepth(data, maxDepth); err != nil {
 		return t, fmt.Errorf("%w: it %w (its values may nest at most %d)", ErrNotTranscript, err, scenario.MaxValueDepth)
 	}
+	// v1 and v2 called the fence "epoch": read them in v3's keys.
+	var head struct {
+		Format string `json:"format"`
+	}
+	if json.Unmarshal(data, &head) == nil && oldFormat(head.Format) {
+		if data, err = renameKeys(data, true); err != nil {
+			return t, fmt.Errorf("%w: a %s transcript %w", ErrNotTranscript, version(head.Format), err)
+		}
+	}
 	// v1 called the presenter's log "session".
 	var wire struct {
 		Transcript
@@ -398,29 +447,41 @@ func Read(r io.Reader) (Transcript, error) {
 		if len(wire.Session) > 0 {
 			t.Presenter = wire.Session
 		}
-	case FormatV2:
+	case FormatV2, FormatV3:
 		if len(wire.Session) > 0 {
-			return t, fmt.Errorf("%w: a v2 transcript keeps the presenter's log under \"presenter\", not \"session\"", ErrNotTranscript)
+			return t, fmt.Errorf("%w: a %s transcript keeps the presenter's log under \"presenter\", not \"session\"", ErrNotTranscript, version(t.Format))
 		}
 		if got := MovesOf(t.Steps); t.Moves != got {
 			return t, fmt.Errorf("%w: its moves %q do not match its steps (%q)", ErrNotTranscript, clipText(t.Moves), clipText(got))
 		}
 	default:
-		return t, fmt.Errorf("transcript format %q: this leaserace reads %s and %s", t.Format, FormatV2, FormatV1)
+		return t, fmt.Errorf("transcript format %q: this leaserace reads %s, %s and %s", t.Format, FormatV3, FormatV2, FormatV1)
 	}
 	return t, nil
 }
 
-// Upgraded is the transcript in v2's reading: a v1 transcript gets its
-// moves, each effect its judgement, and the outcome the verdict the
-// contract gives today (a v1 file says safe where a valid write was
-// blocked). Its digest is recomputed; a v2 transcript comes back as is.
+// version is a format's short name: "v2" for FormatV2.
+func version(format string) string {
+	_, v, _ := strings.Cut(format, "/")
+	return v
+}
+
+// Upgraded is the transcript in this release's format: a v1 transcript
+// gets its moves, each effect its judgement, and the outcome the verdict
+// the contract gives today (a v1 file says safe where a valid write was
+// blocked); a v2 transcript differs only in its keys. Its digest is
+// recomputed; a v3 transcript comes back as is.
 func (t Transcript) Upgraded() (Transcript, error) {
-	if t.Format == FormatV2 {
+	switch t.Format {
+	case FormatV3:
 		return t, nil
+	case FormatV2:
+		u := t
+		u.Format = FormatV3
+		return u, u.Seal()
 	}
 	u := t
-	u.Format = FormatV2
+	u.Format = FormatV3
 	u.Steps = make([]Step, len(t.Steps))
 	for i, s := range t.Steps {
 		s.Resource.Effects = append([]scenario.Effect(nil), s.Resource.Effects...)
@@ -449,7 +510,16 @@ func (t Transcript) Upgraded() (Transcript, error) {
 	return u, nil
 }
 
-// Downgraded is a v2 transcript as v1 wrote it: no moves, results,
+// AsV2 is a v3 transcript as v2 wrote it: the same content, with v2's
+// keys in its digest and its JSON. Verify compares a live run with a v2
+// file through it.
+func (t Transcript) AsV2() (Transcript, error) {
+	d := t
+	d.Format = FormatV2
+	return d, d.Seal()
+}
+
+// Downgraded is a v3 transcript as v1 wrote it: no moves, results,
 // beliefs or judgements, and the old verdict (conflict or safe). Verify
 // compares a live run with a v1 file through it.
 func (t Transcript) Downgraded() Transcript {
@@ -492,7 +562,7 @@ func clipText(s string) string {
 // digest is for the caller to compute anew. The words are matched in the
 // file's JSON text, so they must not hold characters JSON escapes.
 func (t Transcript) Reworded(rs []scenario.Renaming) (Transcript, error) {
-	data, err := json.Marshal(t)
+	data, err := t.encode("", true)
 	if err != nil {
 		return t, fmt.Errorf("cannot reword the transcript: %w", err)
 	}

@@ -46,7 +46,7 @@ func TestV1UpgradedJudgesByTodaysRule(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if up.Format != transcript.FormatV2 || up.Outcome.Verdict != scenario.VerdictBlocked || up.Outcome.Blocked != 1 {
+	if up.Format != transcript.Format || up.Outcome.Verdict != scenario.VerdictBlocked || up.Outcome.Blocked != 1 {
 		t.Errorf("upgraded: format %s, outcome %+v", up.Format, up.Outcome)
 	}
 	if !strings.HasPrefix(up.Moves, "A:send hb1@1055,clock:expire@1060,B:acquire@1070") {

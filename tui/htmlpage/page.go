@@ -116,6 +116,12 @@ func Render(tr transcript.Transcript) ([]byte, error) {
 }
 
 func pageOf(tr transcript.Transcript) (page, error) {
+	// The page's script reads this release's keys (an older file's
+	// "epoch" is "fence" now), so it carries an older file upgraded.
+	tr, err := tr.Upgraded()
+	if err != nil {
+		return page{}, err
+	}
 	var data bytes.Buffer
 	if err := transcript.WriteHTMLEmbed(&data, tr); err != nil {
 		return page{}, err

@@ -41,14 +41,14 @@
       return {
         coord: tr.initial.coordinator,
         flight: [],
-        res: { epoch: tr.initial.resource.epoch, value: tr.initial.resource.value, effects: [] },
+        res: { fence: tr.initial.resource.fence, value: tr.initial.resource.value, effects: [] },
       };
     }
     var s = steps[p - 1];
     return { coord: s.coordinator, flight: s.in_flight || [], res: s.resource };
   }
   function effectLine(e) {
-    var words = e.actor + " fence " + e.epoch + ": " + (e.accepted ? "accepted" : "refused");
+    var words = e.actor + " fence " + e.fence + ": " + (e.accepted ? "accepted" : "refused");
     var li = el("li", null);
     var glyph = e.accepted ? "✓ " : "✗ ";
     if (e.judgement === "conflict") { glyph = "! "; words += " but stale (CONFLICT)"; li.className = "danger-text"; }
@@ -70,7 +70,7 @@
     else {
       var ul = el("ul");
       st.flight.forEach(function (m) {
-        var what = m.kind === "write" ? "write, fence " + m.epoch : m.kind === "reply" ? "reply" : "heartbeat";
+        var what = m.kind === "write" ? "write, fence " + m.fence : m.kind === "reply" ? "reply" : "heartbeat";
         var text = m.id + " from " + m.from + " (" + what + ", carries fence " + m.snapshot.fence + ", lease_version " + m.snapshot.lease_version + "), sent " + m.sent + ", " + (m.due < 0 ? "lost: never arrives" : "due " + m.due);
         var li = el("li", text + (m.stale ? " · STALE" + (m.stale_reason ? ": " + m.stale_reason : "") : ""));
         if (m.stale) li.className = "danger-text";
@@ -83,10 +83,10 @@
     var eff = res.effects || [];
     // The highest fence accepted: the initial one and every accepted
     // write's; the stored fence is named apart only where it fell below.
-    var high = tr.initial.resource.epoch;
-    eff.forEach(function (e) { if (e.accepted && e.epoch > high) high = e.epoch; });
+    var high = tr.initial.resource.fence;
+    eff.forEach(function (e) { if (e.accepted && e.fence > high) high = e.fence; });
     var r = [el("p", "the resource's highest fence accepted: " + high)];
-    if (res.epoch !== high) r.push(el("p", "⚠ regressed: stored fence " + res.epoch));
+    if (res.fence !== high) r.push(el("p", "⚠ regressed: stored fence " + res.fence));
     r.push(el("p", "value: " + value(res.value)));
     r.push(el("p", eff.length + (eff.length === 1 ? " effect" : " effects") + " · " + verdictAt(res)));
     if (eff.length) { var ul2 = el("ul"); eff.forEach(function (e) { ul2.appendChild(effectLine(e)); }); r.push(ul2); }
