@@ -192,6 +192,29 @@ func browse(t *testing.T, browser context.Context, file string, tr transcript.Tr
 			t.Errorf("the page does not show %q", w)
 		}
 	}
+	// The resource's pane reads the fences from the page's data: the
+	// highest accepted at the end, and no field the script could not find.
+	high, stored := tr.Initial.Resource.Epoch, tr.Initial.Resource.Epoch
+	if n > 0 {
+		last := tr.Steps[n-1].Resource
+		stored = last.Epoch
+		for _, e := range last.Effects {
+			if e.Accepted {
+				high = max(high, e.Epoch)
+			}
+		}
+	}
+	if w := fmt.Sprintf("the resource's highest fence accepted: %d", high); !strings.Contains(st.Body, w) {
+		t.Errorf("the page does not show %q", w)
+	}
+	if w := fmt.Sprintf("regressed: stored fence %d", stored); (stored != high) != strings.Contains(st.Body, w) {
+		t.Errorf("the page shows %q: %v, want %v", w, !(stored != high), stored != high)
+	}
+	for _, w := range []string{"undefined", "NaN"} {
+		if strings.Contains(st.Body, w) {
+			t.Errorf("the page shows %q: its script read a field the data does not have", w)
+		}
+	}
 	for _, s := range tr.Steps {
 		if s.Tag != "" && !strings.Contains(st.Body, s.Tag) {
 			t.Errorf("command tag %q (t=%d) is not shown", s.Tag, s.T)
