@@ -276,6 +276,12 @@ func writeCaseText(w io.Writer, rep batch.CaseReport, n int) error {
 		head = fmt.Sprintf("revoked-writer case, variant %d (e = %d)", rep.Variant, 10*rep.Variant)
 	}
 	fmt.Fprintf(w, "%s: %d fixtures per policy\n", head, n)
+	if rep.Variant > 0 {
+		// The one place a learner meets the seed's word for the fence.
+		fmt.Fprintln(w, "Each pair is [fence, value]. The checks keep the second seed's names, which call the fence an epoch.")
+	} else {
+		fmt.Fprintln(w, "Each pair is [fence, value].")
+	}
 	for _, name := range policyOrder(rep.Policies) {
 		p := rep.Policies[name]
 		verdict := "passed all"

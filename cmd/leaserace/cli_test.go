@@ -321,6 +321,35 @@ func TestCheckCaseRevokedWriter(t *testing.T) {
 	}
 }
 
+// The case's table is the seed's, names and all, and "epoch" is the seed's
+// word in them: the text says so once, before the first table, and nothing
+// else in it says epoch.
+func TestCheckCaseTextNamesTheSeedsWordOnce(t *testing.T) {
+	t.Parallel()
+	res := leaserace(t, args(pgArgs(t), "check", "--case", "revoked-writer")...)
+	if res.code != 0 {
+		t.Fatalf("want exit 0, got %v", res)
+	}
+	const says = "Each pair is [fence, value]. The checks keep the second seed's names, which call the fence an epoch."
+	lines := strings.Split(res.stdout, "\n")
+	if len(lines) < 2 || lines[1] != says {
+		t.Fatalf("the second line should say what the pairs are and whose names the checks keep:\n%s", res.stdout)
+	}
+	rows := 0
+	for _, line := range lines[2:] {
+		if !strings.Contains(strings.ToLower(line), "epoch") {
+			continue
+		}
+		if name := strings.TrimSpace(line); !strings.HasPrefix(name, "initial epoch may be zero ") {
+			t.Errorf("says epoch outside the seed's check names: %q", line)
+		}
+		rows++
+	}
+	if rows != 3 {
+		t.Errorf("the seed's \"initial epoch may be zero\" should be one row of each of the 3 tables, found %d", rows)
+	}
+}
+
 func TestCheckCaseBadInput(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
