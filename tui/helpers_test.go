@@ -36,14 +36,35 @@ func openModel(t testing.TB, name string, k scenario.Knobs, w, h int) Model {
 // tweak, if set, changes the model's Config first.
 func openScenarioModel(t testing.TB, sc *scenario.Scenario, k scenario.Knobs, w, h int, tweak func(*Config)) Model {
 	t.Helper()
+	// The package's models share one host, as a room's attendees do: a
+	// host of their own would cost the server four sessions each.
+	return openOn(t, enginetest.Host(t, pgtest.DSN(t)), sc, k, w, h, tweak)
+}
+
+// openOwnHost is openModel with the model's run on a host of its own, as
+// leaserace's TUI has: for a test that breaks the run's connections, which
+// a shared host's other runs would feel.
+func openOwnHost(t testing.TB, name string, k scenario.Knobs, w, h int) Model {
+	t.Helper()
+	sc, err := scenario.Load(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return openOn(t, nil, sc, k, w, h, func(c *Config) { c.NoAsk = true })
+}
+
+// openOn opens sc live on host (nil: a host of the run's own) and wraps it
+// in a model sized w×h; tweak, if set, changes the model's Config first.
+func openOn(t testing.TB, host *engine.Host, sc *scenario.Scenario, k scenario.Knobs, w, h int, tweak func(*Config)) Model {
+	t.Helper()
 	dsn := pgtest.DSN(t)
 	ctx := enginetest.Ctx(t)
-	run, err := engine.Open(ctx, engine.Config{DSN: dsn, Scenario: sc, Knobs: k, Provider: "test"})
+	run, err := engine.Open(ctx, engine.Config{DSN: dsn, Host: host, Scenario: sc, Knobs: k, Provider: "test"})
 	if err != nil {
 		t.Fatalf("open %s: %v", sc.Name, err)
 	}
 	cfg := Config{
-		Run: run, DSN: dsn, Provider: "test", ExportDir: t.TempDir(),
+		Run: run, DSN: dsn, Host: host, Provider: "test", ExportDir: t.TempDir(),
 		Renderer: tuitest.ASCIIRenderer(), Now: fixedNow,
 	}
 	if tweak != nil {

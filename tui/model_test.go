@@ -442,7 +442,8 @@ func TestKeysArrivingTogetherAreEachHonoured(t *testing.T) {
 
 func TestReconnectAfterTheServerDroppedUs(t *testing.T) {
 	t.Parallel()
-	m := at1075(t, blindOff(), 120, 40)
+	m := openOwnHost(t, "renewal-race", blindOff(), 120, 40)
+	m = press(t, m, "right", "right", "right", "right", "right")
 	before := m.View()
 	// Drop every session of this run, as a server restart would.
 	conn, err := pgx.Connect(enginetest.Ctx(t), pgtest.DSN(t))
