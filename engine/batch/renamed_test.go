@@ -8,8 +8,6 @@ import (
 	"testing"
 
 	"github.com/leaserace/leaserace/assets"
-	"github.com/leaserace/leaserace/engine/batch"
-	"github.com/leaserace/leaserace/engine/enginetest"
 	"github.com/leaserace/leaserace/engine/pgtest"
 	"github.com/leaserace/leaserace/engine/transcript"
 	"github.com/leaserace/leaserace/scenario"
@@ -31,7 +29,7 @@ func TestVerifyTranscriptsFromBeforeTheRename(t *testing.T) {
 		if !old {
 			t.Fatalf("%s holds none of the earlier words", n)
 		}
-		res, err := batch.Verify(enginetest.Ctx(t), dsn, tr)
+		res, err := verifyShared(t, dsn, tr)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -73,7 +71,7 @@ func TestVerifyTranscriptsFromBeforeTheFenceColumns(t *testing.T) {
 		}
 		for _, source := range []string{"builtin", file} {
 			tr.Meta.Source = source
-			res, err := batch.Verify(enginetest.Ctx(t), dsn, tr)
+			res, err := verifyShared(t, dsn, tr)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -123,7 +121,7 @@ func eachFileFrom(t *testing.T, dir string, fn func(t *testing.T, path string, t
 func wantEditFound(t *testing.T, dsn string, tr transcript.Transcript, index int, what string) {
 	t.Helper()
 	tr.Digest, _ = tr.ComputeDigest()
-	res, err := batch.Verify(enginetest.Ctx(t), dsn, tr)
+	res, err := verifyShared(t, dsn, tr)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/leaserace/leaserace/engine/batch"
-	"github.com/leaserace/leaserace/engine/enginetest"
 	"github.com/leaserace/leaserace/engine/pgtest"
 	"github.com/leaserace/leaserace/engine/transcript"
 )
@@ -25,7 +23,7 @@ func TestVerifyV1Transcripts(t *testing.T) {
 	for _, n := range names {
 		t.Run(filepath.Base(n), func(t *testing.T) {
 			tr := readFile(t, n)
-			res, err := batch.Verify(enginetest.Ctx(t), dsn, tr)
+			res, err := verifyShared(t, dsn, tr)
 			if err != nil {
 				t.Fatal(err)
 			}

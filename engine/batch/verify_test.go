@@ -40,6 +40,15 @@ func roundTrip(t *testing.T, tr transcript.Transcript) transcript.Transcript {
 	return back
 }
 
+// verifyShared verifies tr on the package's shared host: these tests are
+// about what verify finds, not how it connects, and a host per file costs
+// the server four sessions. TestVerifyUntouchedTranscriptPasses keeps
+// Verify's own host.
+func verifyShared(t *testing.T, dsn string, tr transcript.Transcript) (batch.VerifyResult, error) {
+	t.Helper()
+	return batch.VerifyOn(enginetest.Ctx(t), enginetest.Host(t, dsn), tr)
+}
+
 func verifyReport(t *testing.T, res batch.VerifyResult) string {
 	t.Helper()
 	var b bytes.Buffer
@@ -76,7 +85,7 @@ func TestVerifyPartialTranscript(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := batch.Verify(enginetest.Ctx(t), dsn, roundTrip(t, tr))
+	res, err := verifyShared(t, dsn, roundTrip(t, tr))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +135,7 @@ func TestVerifyPlayedSchedule(t *testing.T) {
 		if played.Digest == scripted.Digest {
 			t.Fatal("the played schedule and the script give the same transcript: the test proves nothing")
 		}
-		res, err := batch.Verify(ctx, dsn, roundTrip(t, played))
+		res, err := verifyShared(t, dsn, roundTrip(t, played))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -167,7 +176,7 @@ func TestVerifyTamperedRowsNamesTheStep(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	res, err := batch.Verify(enginetest.Ctx(t), dsn, tampered)
+	res, err := verifyShared(t, dsn, tampered)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +248,7 @@ func TestVerifyCatchesAConsistentLie(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr.Digest = d
-	res, err := batch.Verify(enginetest.Ctx(t), dsn, roundTrip(t, tr))
+	res, err := verifyShared(t, dsn, roundTrip(t, tr))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +270,7 @@ func TestVerifyDigestLineEdited(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	tr := enginetest.Played(t, dsn, "control", enginetest.Knobs(scenario.RenewalCompare, scenario.FencingOff))
 	tr.Digest = "sha256:" + strings.Repeat("0", 64)
-	res, err := batch.Verify(enginetest.Ctx(t), dsn, roundTrip(t, tr))
+	res, err := verifyShared(t, dsn, roundTrip(t, tr))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,7 +312,7 @@ func TestVerifyScenarioFromFileWithTimes(t *testing.T) {
 	if tr.Meta == nil || tr.Meta.Source != file || tr.Times["arrival"] != 1065 {
 		t.Fatalf("transcript should name its file and times: meta %+v, times %v", tr.Meta, tr.Times)
 	}
-	res, err := batch.Verify(enginetest.Ctx(t), dsn, roundTrip(t, tr))
+	res, err := verifyShared(t, dsn, roundTrip(t, tr))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,7 +322,7 @@ func TestVerifyScenarioFromFileWithTimes(t *testing.T) {
 	if err := os.Remove(file); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := batch.Verify(enginetest.Ctx(t), dsn, tr); err == nil || !strings.Contains(err.Error(), "cannot find the scenario") {
+	if _, err := verifyShared(t, dsn, tr); err == nil || !strings.Contains(err.Error(), "cannot find the scenario") {
 		t.Errorf("verify without the scenario file: %v", err)
 	}
 }
