@@ -146,7 +146,7 @@ func newRawReplay(b *testing.B, dsn string, r *engine.Run) *rawReplay {
 		value = json.RawMessage("null")
 	}
 	rr.batches = append(rr.batches, reset, rawBatch{res: true, stmts: []rawStmt{
-		{sq["resource_reset"], []any{sc.Resource.Epoch, value}}, {sql: sq["resource_clear"]},
+		{sq["resource_reset"], []any{sc.Resource.Fence, value}}, {sql: sq["resource_clear"]},
 	}})
 	last := 0
 	for i, st := range tr.Steps {
@@ -157,7 +157,7 @@ func newRawReplay(b *testing.B, dsn string, r *engine.Run) *rawReplay {
 				seed.stmts = append(seed.stmts, rawStmt{sq["coordinator_seed"], []any{sc.Lease, c.Owner, c.Fence, c.LeaseVersion, c.ExpiresAt}})
 			}
 			rr.restore = []rawBatch{seed, {res: true, stmts: []rawStmt{
-				{sq["resource_reset"], []any{prev.Resource.Epoch, prev.Resource.Value}},
+				{sq["resource_reset"], []any{prev.Resource.Fence, prev.Resource.Value}},
 				{sq["resource_rewind"], []any{len(prev.Resource.Effects)}},
 			}}}
 		}
@@ -171,7 +171,7 @@ func newRawReplay(b *testing.B, dsn string, r *engine.Run) *rawReplay {
 			rr.batches = append(rr.batches,
 				rawBatch{res: true, stmts: []rawStmt{{sql: sq["resource_begin"]}, {sql: sq["resource_lock"]}, {st.SQL, st.Args}}},
 				rawBatch{res: true, stmts: []rawStmt{
-					{sq["resource_record"], []any{st.Actor, e.Epoch, st.Args[1], st.Call.Accepted, st.Call.Reason, e.StoredEpoch}},
+					{sq["resource_record"], []any{st.Actor, e.Fence, st.Args[1], st.Call.Accepted, st.Call.Reason, e.StoredFence}},
 					{sql: sq["resource_commit"]},
 				}})
 		case st.SQL == sq["coordinator_read"]:

@@ -326,7 +326,7 @@ func TestZombieProducer(t *testing.T) {
 			if len(p2) != 2 || !p2[0].Call.Accepted || p2[1].Call.Accepted != c.p2Second {
 				t.Fatalf("P2's batches: %+v", p2)
 			}
-			if tr.Outcome.Verdict != c.verdict || tr.Outcome.Resource.Epoch != c.epoch {
+			if tr.Outcome.Verdict != c.verdict || tr.Outcome.Resource.Fence != c.epoch {
 				t.Fatalf("outcome %+v", tr.Outcome)
 			}
 		})
@@ -364,7 +364,7 @@ func TestEveryBuiltinQuestionIsAnswerable(t *testing.T) {
 				if s.Actor != ev.Actor || s.Action != ev.Action {
 					t.Fatalf("%s %s: step %d is %s %s, event is %s %s", sc.Name, k, i, s.Actor, s.Action, ev.Actor, ev.Action)
 				}
-				fact := world.Fact(ev.Ask.About, s, sc.Resource.Epoch)
+				fact := world.Fact(ev.Ask.About, s, sc.Resource.Fence)
 				if _, ok := ev.Ask.Right(fact); !ok {
 					t.Errorf("%s %s, %s %s at %d (%s): %q is answered %q, which is not among %q", sc.Name, k, ev.Actor, ev.Action, ev.T, ev.Ask.Pos, ev.Ask.Question, fact, ev.Ask.Choices)
 				}

@@ -119,7 +119,7 @@ func (l *live) resetTo(ctx context.Context, sc *scenario.Scenario, k scenario.Kn
 	// move that talks to the resource does, or the end of the replay
 	// (settle). A step back then waits for the coordinator's round trip.
 	l.pending = p
-	if kr := l.known; err != nil || kr == nil || kr.epoch != sc.Resource.Epoch || kr.value != string(sc.Resource.Value) {
+	if kr := l.known; err != nil || kr == nil || kr.epoch != sc.Resource.Fence || kr.value != string(sc.Resource.Value) {
 		l.known = nil
 		if serr := l.settle(); err == nil && serr != nil {
 			return serr
@@ -127,9 +127,9 @@ func (l *live) resetTo(ctx context.Context, sc *scenario.Scenario, k scenario.Kn
 		if err != nil {
 			return fmt.Errorf("cannot reset the coordinator: %w", err)
 		}
-		l.known = &knownReset{epoch: sc.Resource.Epoch, value: string(sc.Resource.Value), gotEpoch: p.view.Epoch, gotValue: p.view.Value}
+		l.known = &knownReset{epoch: sc.Resource.Fence, value: string(sc.Resource.Value), gotEpoch: p.view.Fence, gotValue: p.view.Value}
 	}
-	l.w = world.New(sc, k, transcript.ResourceSnap{Epoch: l.known.gotEpoch, Value: l.known.gotValue, Effects: []scenario.Effect{}})
+	l.w = world.New(sc, k, transcript.ResourceSnap{Fence: l.known.gotEpoch, Value: l.known.gotValue, Effects: []scenario.Effect{}})
 	return nil
 }
 
@@ -154,7 +154,7 @@ func (l *live) restore(ctx context.Context, to world.State) error {
 	go func(rc *resource.Client) {
 		defer close(done)
 		defer CatchPanic(&rerr)
-		got, rerr = rc.Rewind(ctx, want.Epoch, want.Value, len(want.Effects))
+		got, rerr = rc.Rewind(ctx, want.Fence, want.Value, len(want.Effects))
 	}(l.rc)
 	err := l.host.send(ctx, l.seedBatch(to.Scenario().Lease, to.Coordinator()), nil)
 	<-done
@@ -164,8 +164,8 @@ func (l *live) restore(ctx context.Context, to world.State) error {
 	if rerr != nil {
 		return fmt.Errorf("cannot put the resource back: %w", rerr)
 	}
-	if got.Epoch != want.Epoch || !bytes.Equal(got.Value, want.Value) {
-		return fmt.Errorf("the resource, put back to stored fence %d and value %s, answered stored fence %d and value %s", want.Epoch, want.Value, got.Epoch, got.Value)
+	if got.Fence != want.Fence || !bytes.Equal(got.Value, want.Value) {
+		return fmt.Errorf("the resource, put back to stored fence %d and value %s, answered stored fence %d and value %s", want.Fence, want.Value, got.Fence, got.Value)
 	}
 	l.w = to.Clone()
 	return nil
@@ -203,9 +203,9 @@ func (l *live) settle() error {
 		return p.err
 	}
 	l.fencingSet = p.fencing
-	if kr := l.known; kr != nil && (p.view.Epoch != kr.gotEpoch || !bytes.Equal(p.view.Value, kr.gotValue)) {
+	if kr := l.known; kr != nil && (p.view.Fence != kr.gotEpoch || !bytes.Equal(p.view.Value, kr.gotValue)) {
 		l.known = nil
-		return fmt.Errorf("the resource's reset answered stored fence %d and value %s, where the same reset answered stored fence %d and value %s before", p.view.Epoch, p.view.Value, kr.gotEpoch, kr.gotValue)
+		return fmt.Errorf("the resource's reset answered stored fence %d and value %s, where the same reset answered stored fence %d and value %s before", p.view.Fence, p.view.Value, kr.gotEpoch, kr.gotValue)
 	}
 	return nil
 }
@@ -229,7 +229,7 @@ func resetResource(ctx context.Context, rc *resource.Client, sc *scenario.Scenar
 			return resource.View{}, fmt.Errorf("cannot set the resource's fencing: %w", err)
 		}
 	}
-	v, err := rc.Reset(ctx, sc.Resource.Epoch, sc.Resource.Value)
+	v, err := rc.Reset(ctx, sc.Resource.Fence, sc.Resource.Value)
 	if err != nil {
 		return v, fmt.Errorf("cannot reset the resource: %w", err)
 	}
@@ -330,7 +330,7 @@ func (l *live) Write(ctx context.Context, actor string, epoch int64, value json.
 	return world.Written{
 		Ran:   world.Ran{SQL: wr.SQL, Args: wr.Args, Tag: wr.Tag, Rows: wr.Rows},
 		Call:  transcript.Call{Method: http.MethodPost, Path: "/writes", Status: status, Accepted: wr.Accepted, Reason: wr.Reason},
-		Epoch: wr.Epoch, Value: wr.Value, Effect: wr.Effect,
+		Fence: wr.Fence, Value: wr.Value, Effect: wr.Effect,
 	}, nil
 }
 

@@ -94,7 +94,7 @@ func (m *Machine) Reset(ctx context.Context, sc *scenario.Scenario, k scenario.K
 // holdsState notes that the server holds the machine's state.
 func (m *Machine) holdsState() {
 	res := m.l.w.Resource()
-	m.coord, m.epoch, m.value = m.l.w.Coordinator(), res.Epoch, res.Value
+	m.coord, m.epoch, m.value = m.l.w.Coordinator(), res.Fence, res.Value
 	m.coordKnown, m.resKnown = true, true
 }
 
@@ -120,7 +120,7 @@ func (m *Machine) Apply(ctx context.Context, mv scenario.Move) (transcript.Step,
 	}
 	if m.usedRes {
 		res := m.l.w.Resource()
-		m.epoch, m.value = res.Epoch, res.Value
+		m.epoch, m.value = res.Fence, res.Value
 	}
 	return st, nil
 }
@@ -151,7 +151,7 @@ func (m *Machine) ready(ctx context.Context, res bool) error {
 		}
 	} else {
 		m.usedRes = true
-		if m.resKnown && m.epoch == wantRes.Epoch && bytes.Equal(m.value, wantRes.Value) {
+		if m.resKnown && m.epoch == wantRes.Fence && bytes.Equal(m.value, wantRes.Value) {
 			return nil
 		}
 	}
@@ -167,11 +167,11 @@ func (m *Machine) ready(ctx context.Context, res bool) error {
 		m.coord, m.coordKnown = want, true
 		return nil
 	}
-	v, err := l.rc.Reset(ctx, wantRes.Epoch, wantRes.Value)
+	v, err := l.rc.Reset(ctx, wantRes.Fence, wantRes.Value)
 	if err != nil {
 		return fmt.Errorf("cannot put the resource back: %w", err)
 	}
-	m.epoch, m.value, m.resKnown = v.Epoch, v.Value, true
+	m.epoch, m.value, m.resKnown = v.Fence, v.Value, true
 	return nil
 }
 

@@ -171,7 +171,7 @@ func rebuiltScenario(t transcript.Transcript) *scenario.Scenario {
 		sc.Source = t.Meta.Source
 	}
 	for i, st := range t.Steps {
-		sc.Events = append(sc.Events, scenario.Event{T: st.T, Actor: st.Actor, Action: st.Action, Heartbeat: st.Heartbeat, Epoch: st.Epoch, Index: i})
+		sc.Events = append(sc.Events, scenario.Event{T: st.T, Actor: st.Actor, Action: st.Action, Heartbeat: st.Heartbeat, Fence: st.Fence, Index: i})
 		// The lease key is the first argument of every coordinator statement.
 		if sc.Lease == "lease" && st.Call == nil && len(st.Args) > 0 {
 			if k, ok := st.Args[0].(string); ok && k != "" {

@@ -18,7 +18,7 @@ import (
 // coordinator's row and the resource's state with its effects log.
 type serverState struct {
 	Lease   *scenario.Lease
-	Epoch   int64
+	Fence   int64
 	Value   string
 	Effects []string
 }
@@ -38,7 +38,7 @@ func readServer(t *testing.T, ctx context.Context, c *pgx.Conn, r *engine.Run) s
 	}
 	res := engine.ResourceSchema(r)
 	var v json.RawMessage
-	if err := c.QueryRow(ctx, "SELECT fence, value FROM "+pgx.Identifier{res, "resource_state"}.Sanitize()).Scan(&s.Epoch, &v); err != nil {
+	if err := c.QueryRow(ctx, "SELECT fence, value FROM "+pgx.Identifier{res, "resource_state"}.Sanitize()).Scan(&s.Fence, &v); err != nil {
 		t.Fatal(err)
 	}
 	s.Value = string(v)

@@ -405,8 +405,8 @@ func diffOutcomes(a, b transcript.Outcome) []string {
 	case ca != nil && cb == nil:
 		out = append(out, "lease row gone")
 	}
-	if a.Resource.Epoch != b.Resource.Epoch {
-		out = append(out, fmt.Sprintf("stored fence %d → %d", a.Resource.Epoch, b.Resource.Epoch))
+	if a.Resource.Fence != b.Resource.Fence {
+		out = append(out, fmt.Sprintf("stored fence %d → %d", a.Resource.Fence, b.Resource.Fence))
 	}
 	if len(out) == 0 {
 		out = append(out, "no change at this step")
@@ -438,7 +438,7 @@ func (r *Run) state() (*scenario.Lease, transcript.ResourceSnap, []transcript.Me
 		st := r.steps[n-1]
 		return st.Coordinator, st.Resource.Clone(), st.InFlight, st.Beliefs
 	}
-	res := transcript.ResourceSnap{Epoch: r.sc.Resource.Epoch, Value: r.sc.Resource.Value, Effects: []scenario.Effect{}}
+	res := transcript.ResourceSnap{Fence: r.sc.Resource.Fence, Value: r.sc.Resource.Value, Effects: []scenario.Effect{}}
 	w := world.New(r.sc, r.knobs, res)
 	return r.sc.Initial, res, nil, w.Beliefs(r.now)
 }
@@ -446,7 +446,7 @@ func (r *Run) state() (*scenario.Lease, transcript.ResourceSnap, []transcript.Me
 // outcome sums up the state at the cursor with the one verdict rule.
 func (r *Run) outcome() transcript.Outcome {
 	coord, res, _, _ := r.state()
-	return transcript.OutcomeOf(coord.Clone(), res, r.sc.Resource.Epoch)
+	return transcript.OutcomeOf(coord.Clone(), res, r.sc.Resource.Fence)
 }
 
 // Transcript is the run so far, with its digest and its log.
@@ -469,12 +469,12 @@ func TranscriptOf(sc *scenario.Scenario, k scenario.Knobs, steps []transcript.St
 		Steps:    steps,
 		Meta:     meta,
 	}
-	res := transcript.ResourceSnap{Epoch: sc.Resource.Epoch, Value: sc.Resource.Value, Effects: []scenario.Effect{}}
+	res := transcript.ResourceSnap{Fence: sc.Resource.Fence, Value: sc.Resource.Value, Effects: []scenario.Effect{}}
 	coord := sc.Initial.Clone()
 	if n := len(steps); n > 0 {
 		coord, res = steps[n-1].Coordinator.Clone(), steps[n-1].Resource.Clone()
 	}
-	t.Outcome = transcript.OutcomeOf(coord, res, sc.Resource.Epoch)
+	t.Outcome = transcript.OutcomeOf(coord, res, sc.Resource.Fence)
 	if len(sc.Times) > 0 {
 		t.Times = sc.Times
 	}

@@ -89,7 +89,7 @@ func TestRenewalRaceOnEveryProvider(t *testing.T) {
 					t.Fatalf("A made a call after losing the lease: %+v", last)
 				}
 				tr, _ := r.Transcript()
-				if tr.Outcome.Effects != 1 || tr.Outcome.Verdict != scenario.VerdictSafe || tr.Outcome.Resource.Epoch != 2 {
+				if tr.Outcome.Effects != 1 || tr.Outcome.Verdict != scenario.VerdictSafe || tr.Outcome.Resource.Fence != 2 {
 					t.Fatalf("outcome %+v", tr.Outcome)
 				}
 			})
@@ -103,7 +103,7 @@ func TestRenewalRaceOnEveryProvider(t *testing.T) {
 				if o.Coordinator.Owner != "A" || o.Coordinator.Fence != 1 {
 					t.Fatalf("coordinator should be corrupted back to A/1: %+v", o.Coordinator)
 				}
-				if o.Resource.Epoch != 2 || o.Effects != 1 || o.Rejected != 1 || o.Verdict != scenario.VerdictSafe {
+				if o.Resource.Fence != 2 || o.Effects != 1 || o.Rejected != 1 || o.Verdict != scenario.VerdictSafe {
 					t.Fatalf("resource should keep epoch 2 with one effect: %+v", o)
 				}
 				last := r.Steps()[len(r.Steps())-1]
@@ -226,8 +226,8 @@ func TestRevokedWriterCaseVariants(t *testing.T) {
 		}
 		// The seed's table: off ends 'late revoked writer' at [e-1,'stale'].
 		got := rep.Policies["off"].Observations[0].Actual
-		if got.Epoch != 10*n-1 || string(got.Value) != `"stale"` {
-			t.Errorf("variant %d off late writer actual %d %s", n, got.Epoch, got.Value)
+		if got.Fence != 10*n-1 || string(got.Value) != `"stale"` {
+			t.Errorf("variant %d off late writer actual %d %s", n, got.Fence, got.Value)
 		}
 	}
 }
@@ -254,8 +254,8 @@ func TestStepBackAndToggleReplayFromTheServer(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := r.View()
-		if fmt.Sprint(got.Coordinator, got.Resource.Epoch, len(got.Resource.Effects), got.InFlight) !=
-			fmt.Sprint(views[i].Coordinator, views[i].Resource.Epoch, len(views[i].Resource.Effects), views[i].InFlight) {
+		if fmt.Sprint(got.Coordinator, got.Resource.Fence, len(got.Resource.Effects), got.InFlight) !=
+			fmt.Sprint(views[i].Coordinator, views[i].Resource.Fence, len(views[i].Resource.Effects), views[i].InFlight) {
 			t.Fatalf("seek %d: %+v\nwant %+v", i, got, views[i])
 		}
 	}

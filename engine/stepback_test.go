@@ -42,7 +42,7 @@ func TestStepBackShowsTheResourceAsTheServerSpellsIt(t *testing.T) {
 		if got, want := string(back.View().Resource.Value), `{"a":[1,2],"b":1}`; got != want {
 			t.Fatalf("after a step back the resource shows %s, want the server's %s", got, want)
 		}
-		if got, want := back.View().Resource, fresh.View().Resource; got.Epoch != want.Epoch || string(got.Value) != string(want.Value) {
+		if got, want := back.View().Resource, fresh.View().Resource; got.Fence != want.Fence || string(got.Value) != string(want.Value) {
 			t.Fatalf("after a step back the resource shows %+v, a fresh run %+v", got, want)
 		}
 		if err := back.PlayAll(ctx); err != nil {
@@ -91,7 +91,7 @@ func TestStepBackReportsAFailedResourceReset(t *testing.T) {
 		if err := r.PlayAll(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if got := r.View(); got.Outcome.Verdict != want.Outcome.Verdict || got.Resource.Epoch != want.Resource.Epoch || string(got.Resource.Value) != string(want.Resource.Value) {
+		if got := r.View(); got.Outcome.Verdict != want.Outcome.Verdict || got.Resource.Fence != want.Resource.Fence || string(got.Resource.Value) != string(want.Resource.Value) {
 			t.Fatalf("after Reconnect and replay: %+v, want %+v", got, want)
 		}
 	}

@@ -136,7 +136,7 @@ func (f *file) event(s *Scenario, i int, fe fileEvent) (Event, error) {
 			return ev, f.errAt(p+"."+key, "event %d: %s %d: fences are nonnegative", i, key, *fence)
 		}
 		v := int64(*fence)
-		ev.Epoch = &v
+		ev.Fence = &v
 	case fence != nil:
 		why := ""
 		if act == ActionEffect || act == ActionWriteSend {

@@ -127,8 +127,8 @@ func FuzzParseScenario(f *testing.F) {
 				}
 				replied[ev.Heartbeat] = true
 			case scenario.ActionWrite:
-				if ev.Epoch == nil || *ev.Epoch < 0 {
-					t.Fatalf("event %d: write with epoch %v", i, ev.Epoch)
+				if ev.Fence == nil || *ev.Fence < 0 {
+					t.Fatalf("event %d: write with epoch %v", i, ev.Fence)
 				}
 			}
 			switch ev.Action {
@@ -165,7 +165,7 @@ func FuzzParseScenario(f *testing.F) {
 		if s.Initial != nil && !actorRE.MatchString(s.Initial.Owner) {
 			t.Fatalf("initial owner %q", s.Initial.Owner)
 		}
-		if !json.Valid(s.Resource.Value) || s.Resource.Epoch < 0 {
+		if !json.Valid(s.Resource.Value) || s.Resource.Fence < 0 {
 			t.Fatalf("initial resource %+v", s.Resource)
 		}
 		for _, k := range scenario.AllKnobs() {

@@ -33,7 +33,7 @@ expect:
 		t.Errorf("initial value %s, want %s", got, want)
 	}
 
-	fx := []fixtures.Fixture{{Check: "a&b", Initial: fixtures.Write{Epoch: 1, Value: json.RawMessage(`"<x>"`)}, Writes: []fixtures.Write{{Epoch: 2, Value: json.RawMessage(`"&"`)}}}}
+	fx := []fixtures.Fixture{{Check: "a&b", Initial: fixtures.Write{Fence: 1, Value: json.RawMessage(`"<x>"`)}, Writes: []fixtures.Write{{Fence: 2, Value: json.RawMessage(`"&"`)}}}}
 	b, err := scenario.MarshalPlain(fx)
 	if err != nil {
 		t.Fatal(err)

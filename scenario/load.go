@@ -546,7 +546,7 @@ func build(raw *file, source string, override map[string]int64) (*Scenario, erro
 		if err != nil {
 			return nil, raw.errAt("$.initial.resource.value", "value: %v", err)
 		}
-		s.Resource = ResourceState{Epoch: int64(*fence), Value: v}
+		s.Resource = ResourceState{Fence: int64(*fence), Value: v}
 	}
 
 	if len(raw.Events) == 0 {
@@ -668,7 +668,7 @@ func (f *file) expect(i int, fx fileExpect) (Expectation, error) {
 		if fence == nil || *fence < 0 {
 			return ex, f.errAt(p+".resource", "expect[%d]: resource needs a nonnegative fence", i)
 		}
-		er := &ExpectedResource{Epoch: int64(*fence)}
+		er := &ExpectedResource{Fence: int64(*fence)}
 		if r.Value != nil {
 			v, err := jsonValue(r.Value)
 			if err != nil {

@@ -20,8 +20,8 @@ type Move struct {
 	Action Action
 	// Msg names the message a send, deliver, drop or reply acts on.
 	Msg string
-	// Epoch is a direct write's fencing epoch.
-	Epoch *int64
+	// Fence is a direct write's fence.
+	Fence *int64
 }
 
 // ClockActor is the actor of the clock's moves (expire, advance).
@@ -73,9 +73,9 @@ func (m Move) String() string {
 	case m.Action.takesMsg():
 		b.WriteByte(' ')
 		b.WriteString(m.Msg)
-	case m.Action == ActionWrite && m.Epoch != nil:
+	case m.Action == ActionWrite && m.Fence != nil:
 		b.WriteByte(' ')
-		b.WriteString(strconv.FormatInt(*m.Epoch, 10))
+		b.WriteString(strconv.FormatInt(*m.Fence, 10))
 	}
 	b.WriteByte('@')
 	b.WriteString(strconv.FormatInt(m.T, 10))
@@ -87,10 +87,10 @@ func (m Move) Same(o Move) bool {
 	if m.T != o.T || m.Actor != o.Actor || m.Action != o.Action || m.Msg != o.Msg {
 		return false
 	}
-	if (m.Epoch == nil) != (o.Epoch == nil) {
+	if (m.Fence == nil) != (o.Fence == nil) {
 		return false
 	}
-	return m.Epoch == nil || *m.Epoch == *o.Epoch
+	return m.Fence == nil || *m.Fence == *o.Fence
 }
 
 // FormatMoves is a log's text form: its moves, comma-separated.
@@ -201,7 +201,7 @@ func ParseMove(text string) (Move, error) {
 		if err != nil || e < 0 {
 			return bad("fence %q: fences are nonnegative whole numbers", args[0])
 		}
-		m.Epoch = &e
+		m.Fence = &e
 	case len(args) > 0:
 		return bad("%s takes nothing before @", fields[0])
 	}
@@ -228,5 +228,5 @@ func (s *Scenario) Log() []Move {
 
 // Move is the event as a move of the log.
 func (e Event) Move() Move {
-	return Move{T: e.T, Actor: e.Actor, Action: e.Action, Msg: e.Heartbeat, Epoch: e.Epoch}
+	return Move{T: e.T, Actor: e.Actor, Action: e.Action, Msg: e.Heartbeat, Fence: e.Fence}
 }

@@ -174,7 +174,7 @@ func (l *Lease) Clone() *Lease {
 // ResourceState is what the protected resource stores: the highest fence
 // it accepted and the value written with it.
 type ResourceState struct {
-	Epoch int64           `json:"fence"`
+	Fence int64           `json:"fence"`
 	Value json.RawMessage `json:"value"`
 }
 
@@ -241,8 +241,8 @@ type Event struct {
 	Heartbeat string
 	// Snapshot optionally overrides the cached lease a heartbeat carries.
 	Snapshot *Lease
-	// Epoch is set for write events (an explicit fencing epoch).
-	Epoch *int64
+	// Fence is set for write events: the fence the write carries.
+	Fence *int64
 	// Value is the JSON value an effect, write or write.send carries.
 	Value json.RawMessage
 	// Note is an optional line the scenario author adds to the narration.
@@ -275,7 +275,7 @@ type Expectation struct {
 
 // ExpectedResource pins the resource's final epoch and, optionally, value.
 type ExpectedResource struct {
-	Epoch int64
+	Fence int64
 	Value json.RawMessage
 }
 

@@ -10,13 +10,13 @@ import (
 type Effect struct {
 	Seq      int64           `json:"seq"`
 	Actor    string          `json:"actor"`
-	Epoch    int64           `json:"fence"`
+	Fence    int64           `json:"fence"`
 	Value    json.RawMessage `json:"value"`
 	Accepted bool            `json:"accepted"`
 	Reason   string          `json:"reason,omitempty"`
-	// StoredEpoch is the resource's highest fence accepted, which the
+	// StoredFence is the resource's highest fence accepted, which the
 	// write was compared against.
-	StoredEpoch int64 `json:"stored_fence"`
+	StoredFence int64 `json:"stored_fence"`
 	// Judgement and Why are set by Judge: the contract's word on the write
 	// and the reason for it, in the reader's direction.
 	Judgement Judgement `json:"judgement,omitempty"`
@@ -60,25 +60,25 @@ func Judge(initialEpoch int64, effects []Effect) string {
 	for i := range effects {
 		e := &effects[i]
 		switch {
-		case e.Accepted && e.Epoch < high:
+		case e.Accepted && e.Fence < high:
 			e.Judgement = JudgedConflict
-			e.Why = fmt.Sprintf("fence %d < the resource's highest fence accepted %d, yet accepted: a stale write reached the resource", e.Epoch, high)
+			e.Why = fmt.Sprintf("fence %d < the resource's highest fence accepted %d, yet accepted: a stale write reached the resource", e.Fence, high)
 			verdict = VerdictConflict
-		case !e.Accepted && e.Epoch >= high:
+		case !e.Accepted && e.Fence >= high:
 			e.Judgement = JudgedBlocked
-			e.Why = fmt.Sprintf("the resource's highest fence accepted %d ≤ fence %d, yet refused: a valid write was lost", high, e.Epoch)
+			e.Why = fmt.Sprintf("the resource's highest fence accepted %d ≤ fence %d, yet refused: a valid write was lost", high, e.Fence)
 			if verdict == VerdictSafe {
 				verdict = VerdictBlocked
 			}
 		case e.Accepted:
 			e.Judgement = JudgedOK
-			e.Why = fmt.Sprintf("the resource's highest fence accepted %d ≤ fence %d: accepted, as it should be", high, e.Epoch)
+			e.Why = fmt.Sprintf("the resource's highest fence accepted %d ≤ fence %d: accepted, as it should be", high, e.Fence)
 		default:
 			e.Judgement = JudgedOK
-			e.Why = fmt.Sprintf("fence %d < the resource's highest fence accepted %d: refused, as it should be", e.Epoch, high)
+			e.Why = fmt.Sprintf("fence %d < the resource's highest fence accepted %d: refused, as it should be", e.Fence, high)
 		}
 		if e.Accepted {
-			high = max(high, e.Epoch)
+			high = max(high, e.Fence)
 		}
 	}
 	return verdict

@@ -174,7 +174,7 @@ func (m *Model) reveal(st *transcript.Step) bool {
 		return false
 	}
 	c := *a
-	c.Fact = world.Fact(c.Ask.About, *st, m.Snap.Scenario.Resource.Epoch)
+	c.Fact = world.Fact(c.Ask.About, *st, m.Snap.Scenario.Resource.Fence)
 	if c.Fact == "" {
 		c.Fact = "(nothing: the step made no call)"
 	}

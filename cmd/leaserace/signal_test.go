@@ -251,7 +251,7 @@ func TestLocalProviderEndToEnd(t *testing.T) {
 	}
 	tr := readTranscript(t, res.stdout)
 	// blind/monotonic: the coordinator is corrupted, the resource is not.
-	if c := tr.Outcome.Coordinator; c == nil || c.Owner != "A" || c.Fence != 1 || tr.Outcome.Resource.Epoch != 2 || tr.Outcome.Effects != 1 {
+	if c := tr.Outcome.Coordinator; c == nil || c.Owner != "A" || c.Fence != 1 || tr.Outcome.Resource.Fence != 2 || tr.Outcome.Effects != 1 {
 		t.Errorf("blind/monotonic: got %+v", tr.Outcome)
 	}
 	if tr.Meta == nil || tr.Meta.Provider != "local" {

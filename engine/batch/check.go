@@ -62,7 +62,7 @@ func DescribeExpectation(ex scenario.Expectation) string {
 		s += fmt.Sprintf(", %s/fence %d/lease_version %d/exp %d", c.Owner, c.Fence, c.LeaseVersion, c.ExpiresAt)
 	}
 	if r := ex.Resource; r != nil {
-		s += fmt.Sprintf(", stored fence %d", r.Epoch)
+		s += fmt.Sprintf(", stored fence %d", r.Fence)
 	}
 	return s
 }
@@ -85,8 +85,8 @@ func Compare(ex scenario.Expectation, o transcript.Outcome) []string {
 		}
 	}
 	if ex.Resource != nil {
-		if o.Resource.Epoch != ex.Resource.Epoch {
-			out = append(out, fmt.Sprintf("stored fence: got %d, want %d", o.Resource.Epoch, ex.Resource.Epoch))
+		if o.Resource.Fence != ex.Resource.Fence {
+			out = append(out, fmt.Sprintf("stored fence: got %d, want %d", o.Resource.Fence, ex.Resource.Fence))
 		}
 		if ex.Resource.Value != nil && !scenario.JSONEqual(o.Resource.Value, ex.Resource.Value) {
 			out = append(out, fmt.Sprintf("resource value: got %s, want %s", o.Resource.Value, ex.Resource.Value))
@@ -136,11 +136,11 @@ func RunCase(ctx context.Context, dsn string, cases []fixtures.Fixture) (CaseRep
 		}
 		pr := PolicyReport{Passed: true, Observations: []Observation{}}
 		for _, fx := range cases {
-			if _, err := rc.Reset(ctx, fx.Initial.Epoch, fx.Initial.Value); err != nil {
+			if _, err := rc.Reset(ctx, fx.Initial.Fence, fx.Initial.Value); err != nil {
 				return rep, fmt.Errorf("fixture %q: %w", fx.Check, err)
 			}
 			for _, w := range fx.Writes {
-				if _, err := rc.Write(ctx, "writer", w.Epoch, w.Value); err != nil {
+				if _, err := rc.Write(ctx, "writer", w.Fence, w.Value); err != nil {
 					return rep, fmt.Errorf("fixture %q: %w", fx.Check, err)
 				}
 			}
@@ -148,8 +148,8 @@ func RunCase(ctx context.Context, dsn string, cases []fixtures.Fixture) (CaseRep
 			if err != nil {
 				return rep, fmt.Errorf("fixture %q: %w", fx.Check, err)
 			}
-			actual := fixtures.Write{Epoch: v.Epoch, Value: v.Value}
-			ok := actual.Epoch == fx.Expected.Epoch && scenario.JSONEqual(actual.Value, fx.Expected.Value)
+			actual := fixtures.Write{Fence: v.Fence, Value: v.Value}
+			ok := actual.Fence == fx.Expected.Fence && scenario.JSONEqual(actual.Value, fx.Expected.Value)
 			pr.Observations = append(pr.Observations, Observation{Check: fx.Check, Actual: actual, Expected: fx.Expected, Passed: ok})
 			pr.Passed = pr.Passed && ok
 		}

@@ -233,8 +233,8 @@ func checkToggledWrites(t *testing.T, ctx context.Context, ln *lane, writes [][]
 			if w.from == w.to {
 				pinned[w.from]++
 			}
-			if got := admits(res.Fencing, res.Effect.StoredEpoch, res.Effect.Epoch); res.Accepted != got {
-				t.Errorf("write seq %d: epoch %d against stored %d under %s: accepted=%v, the policy says %v", res.Effect.Seq, res.Effect.Epoch, res.Effect.StoredEpoch, res.Fencing, res.Accepted, got)
+			if got := admits(res.Fencing, res.Effect.StoredFence, res.Effect.Fence); res.Accepted != got {
+				t.Errorf("write seq %d: epoch %d against stored %d under %s: accepted=%v, the policy says %v", res.Effect.Seq, res.Effect.Fence, res.Effect.StoredFence, res.Fencing, res.Accepted, got)
 			}
 			if (res.Reason == "") != res.Accepted {
 				t.Errorf("write seq %d: accepted=%v with reason %q", res.Effect.Seq, res.Accepted, res.Reason)
@@ -254,18 +254,18 @@ func checkToggledWrites(t *testing.T, ctx context.Context, ln *lane, writes [][]
 			t.Errorf("effect seq %d was answered to no writer", e.Seq)
 			continue
 		}
-		if e.Actor != w.res.Effect.Actor || e.Epoch != w.res.Effect.Epoch || e.Accepted != w.res.Accepted || e.StoredEpoch != w.res.Effect.StoredEpoch || e.Reason != w.res.Reason {
+		if e.Actor != w.res.Effect.Actor || e.Fence != w.res.Effect.Fence || e.Accepted != w.res.Accepted || e.StoredFence != w.res.Effect.StoredFence || e.Reason != w.res.Reason {
 			t.Errorf("effect seq %d in the log %+v, answered %+v", e.Seq, e, w.res)
 		}
-		if e.StoredEpoch != epoch {
-			t.Errorf("effect seq %d was compared against stored epoch %d, but the writes before it left %d", e.Seq, e.StoredEpoch, epoch)
+		if e.StoredFence != epoch {
+			t.Errorf("effect seq %d was compared against stored epoch %d, but the writes before it left %d", e.Seq, e.StoredFence, epoch)
 		}
 		if e.Accepted {
-			epoch = e.Epoch
+			epoch = e.Fence
 		}
 	}
-	if v.Epoch != epoch {
-		t.Errorf("the resource stores epoch %d; its effects log leaves %d", v.Epoch, epoch)
+	if v.Fence != epoch {
+		t.Errorf("the resource stores epoch %d; its effects log leaves %d", v.Fence, epoch)
 	}
 	for i := range toggles {
 		if pinned[i] == 0 {

@@ -194,8 +194,8 @@ func stepFields() []stepField {
 		{"rows", func(s transcript.Step) any { return s.Rows }, func(s transcript.Step) string { return strconv.FormatInt(s.Rows, 10) }},
 		{"call", func(s transcript.Step) any { return s.Call }, func(s transcript.Step) string { return callWords(s.Call) }},
 		{"coordinator", func(s transcript.Step) any { return s.Coordinator }, func(s transcript.Step) string { return leaseOrNone(s.Coordinator) }},
-		{"resource", func(s transcript.Step) any { return []any{s.Resource.Epoch, s.Resource.Value} }, func(s transcript.Step) string {
-			return fmt.Sprintf("stored fence %d, value %s", s.Resource.Epoch, transcript.ValueWords(s.Resource.Value))
+		{"resource", func(s transcript.Step) any { return []any{s.Resource.Fence, s.Resource.Value} }, func(s transcript.Step) string {
+			return fmt.Sprintf("stored fence %d, value %s", s.Resource.Fence, transcript.ValueWords(s.Resource.Value))
 		}},
 		{"effects", func(s transcript.Step) any { return s.Resource.Effects }, func(s transcript.Step) string { return effectsList(s.Resource.Effects) }},
 		{"in_flight", func(s transcript.Step) any { return s.InFlight }, func(s transcript.Step) string { return flightList(s.InFlight) }},
@@ -322,7 +322,7 @@ func effectsList(es []scenario.Effect) string {
 		if !e.Accepted {
 			verb = "refused"
 		}
-		parts[i] = fmt.Sprintf("%s@%d %s", e.Actor, e.Epoch, verb)
+		parts[i] = fmt.Sprintf("%s@%d %s", e.Actor, e.Fence, verb)
 	}
 	return strings.Join(parts, ", ")
 }

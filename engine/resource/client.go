@@ -118,7 +118,7 @@ func (c *Client) RemoveRun(ctx context.Context) error {
 }
 
 type pairBody struct {
-	Epoch int64           `json:"fence"`
+	Fence int64           `json:"fence"`
 	Value json.RawMessage `json:"value"`
 	Actor string          `json:"actor,omitempty"`
 }
@@ -134,7 +134,7 @@ func nullIfEmpty(v json.RawMessage) json.RawMessage {
 // Reset sets the resource's state to (epoch, value) and clears its effects.
 func (c *Client) Reset(ctx context.Context, epoch int64, value json.RawMessage) (View, error) {
 	var v View
-	_, err := c.do(ctx, http.MethodPut, "/state", "reset", pairBody{Epoch: epoch, Value: nullIfEmpty(value)}, &v, http.StatusOK)
+	_, err := c.do(ctx, http.MethodPut, "/state", "reset", pairBody{Fence: epoch, Value: nullIfEmpty(value)}, &v, http.StatusOK)
 	return v, err
 }
 
@@ -147,7 +147,7 @@ func (c *Client) Rewind(ctx context.Context, epoch int64, value json.RawMessage,
 	body := struct {
 		pairBody
 		Keep *int64 `json:"keep"`
-	}{pairBody{Epoch: epoch, Value: nullIfEmpty(value)}, &k}
+	}{pairBody{Fence: epoch, Value: nullIfEmpty(value)}, &k}
 	_, err := c.do(ctx, http.MethodPut, "/state", "rewind", body, &v, http.StatusOK)
 	return v, err
 }
@@ -161,7 +161,7 @@ func (c *Client) Write(ctx context.Context, actor string, epoch int64, value jso
 		// stays an exact int64 instead of becoming a float64.
 		Args []json.RawMessage `json:"args"`
 	}
-	_, err := c.do(ctx, http.MethodPost, "/writes", "write", pairBody{Epoch: epoch, Value: nullIfEmpty(value), Actor: actor}, &wire, http.StatusOK, http.StatusConflict)
+	_, err := c.do(ctx, http.MethodPost, "/writes", "write", pairBody{Fence: epoch, Value: nullIfEmpty(value), Actor: actor}, &wire, http.StatusOK, http.StatusConflict)
 	if err != nil {
 		return WriteResult{}, err
 	}

@@ -147,8 +147,8 @@ func FuzzResourceWrite(f *testing.F) {
 			}
 			last := v.Effects[len(v.Effects)-1]
 			if last.Seq != wr.Effect.Seq || last.Accepted != wr.Accepted || wr.Accepted != (rec.Code == http.StatusOK) ||
-				wr.Accepted != resAdmits(v.Fencing, wr.Effect.StoredEpoch, wr.Effect.Epoch) || v.Epoch != wr.Epoch {
-				t.Fatalf("body %q: answered %s but the log ends with %+v and the state is %d", body, rec.Body, last, v.Epoch)
+				wr.Accepted != resAdmits(v.Fencing, wr.Effect.StoredFence, wr.Effect.Fence) || v.Fence != wr.Fence {
+				t.Fatalf("body %q: answered %s but the log ends with %+v and the state is %d", body, rec.Body, last, v.Fence)
 			}
 		}
 	})

@@ -181,26 +181,26 @@ func TestResourceFixtures(t *testing.T) {
 			}
 			var failed []string
 			for _, fx := range fixtures {
-				v, err := rc.Reset(ctx, fx.Initial.Epoch, fx.Initial.Value)
+				v, err := rc.Reset(ctx, fx.Initial.Fence, fx.Initial.Value)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if v.Epoch != fx.Initial.Epoch || len(v.Effects) != 0 || v.Effects == nil {
+				if v.Fence != fx.Initial.Fence || len(v.Effects) != 0 || v.Effects == nil {
 					t.Fatalf("%s/%d %q: reset gave %+v", f, n, fx.Check, v)
 				}
-				stored := fx.Initial.Epoch
+				stored := fx.Initial.Fence
 				for i, w := range fx.Writes {
-					wr, err := rc.Write(ctx, "writer", w.Epoch, w.Value)
+					wr, err := rc.Write(ctx, "writer", w.Fence, w.Value)
 					if err != nil {
 						t.Fatal(err)
 					}
-					want := resAdmits(f, stored, w.Epoch)
-					if wr.Accepted != want || wr.Effect.StoredEpoch != stored || wr.Effect.Seq != int64(i+1) || wr.Fencing != f {
+					want := resAdmits(f, stored, w.Fence)
+					if wr.Accepted != want || wr.Effect.StoredFence != stored || wr.Effect.Seq != int64(i+1) || wr.Fencing != f {
 						t.Errorf("%s/%d %q write %d (%d): got accepted=%v stored=%d seq=%d fencing=%s, want accepted=%v stored=%d seq=%d",
-							f, n, fx.Check, i, w.Epoch, wr.Accepted, wr.Effect.StoredEpoch, wr.Effect.Seq, wr.Fencing, want, stored, i+1)
+							f, n, fx.Check, i, w.Fence, wr.Accepted, wr.Effect.StoredFence, wr.Effect.Seq, wr.Fencing, want, stored, i+1)
 					}
 					if want {
-						stored = w.Epoch
+						stored = w.Fence
 						if wr.Tag != "UPDATE 1" || wr.Rows != 1 || wr.Reason != "" {
 							t.Errorf("accepted write: tag %q rows %d reason %q", wr.Tag, wr.Rows, wr.Reason)
 						}
@@ -215,7 +215,7 @@ func TestResourceFixtures(t *testing.T) {
 				if len(v.Effects) != len(fx.Writes) {
 					t.Errorf("%s/%d %q: %d effects, want %d", f, n, fx.Check, len(v.Effects), len(fx.Writes))
 				}
-				if v.Epoch != fx.Expected.Epoch || !resSameJSON(t, v.Value, resNull(fx.Expected.Value)) {
+				if v.Fence != fx.Expected.Fence || !resSameJSON(t, v.Value, resNull(fx.Expected.Value)) {
 					failed = append(failed, fx.Check)
 				}
 			}
@@ -250,7 +250,7 @@ func TestResourceRejectReasons(t *testing.T) {
 	if want := "fence 2 is not above the resource's highest fence accepted, 2: strict fencing accepts only a fence above it"; wr.Reason != want {
 		t.Errorf("strict reason %q, want %q", wr.Reason, want)
 	}
-	if wr.Epoch != 2 || string(wr.Value) != `"x"` || wr.Effect.Actor != "holder" || string(wr.Effect.Value) != `"again"` {
+	if wr.Fence != 2 || string(wr.Value) != `"x"` || wr.Effect.Actor != "holder" || string(wr.Effect.Value) != `"again"` {
 		t.Errorf("refused write reports %+v", wr)
 	}
 }
@@ -305,11 +305,11 @@ func TestResourceBoundaryEpochs(t *testing.T) {
 			}
 			want, _ := strconv.ParseInt(epoch, 10, 64)
 			v, err := rc.State(ctx)
-			if err != nil || v.Epoch != want || v.Effects[0].StoredEpoch != want {
+			if err != nil || v.Fence != want || v.Effects[0].StoredFence != want {
 				t.Fatalf("client read %+v, %v; want epoch %d", v, err, want)
 			}
 			wr, err := rc.Write(ctx, "client", want, json.RawMessage(`1`))
-			if err != nil || !wr.Accepted || wr.Epoch != want || wr.Args[0] != want {
+			if err != nil || !wr.Accepted || wr.Fence != want || wr.Args[0] != want {
 				t.Fatalf("client write %+v, %v", wr, err)
 			}
 		})
@@ -382,7 +382,7 @@ func TestResourceResetClearsEffects(t *testing.T) {
 			}
 		}
 		v, err := rc.State(ctx)
-		if err != nil || len(v.Effects) != 3 || v.Epoch != 6 || string(v.Value) != "null" {
+		if err != nil || len(v.Effects) != 3 || v.Fence != 6 || string(v.Value) != "null" {
 			t.Fatalf("state %+v, %v", v, err)
 		}
 	}
@@ -541,7 +541,7 @@ func TestResourceFencingSwitchLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	step(1, true, scenario.FencingOff)
-	if v, err := rc.State(ctx); err != nil || v.Epoch != 1 || v.Fencing != scenario.FencingOff {
+	if v, err := rc.State(ctx); err != nil || v.Fence != 1 || v.Fencing != scenario.FencingOff {
 		t.Fatalf("state %+v, %v", v, err)
 	}
 
@@ -568,8 +568,8 @@ func TestResourceFencingSwitchLive(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if wr.Accepted != resAdmits(wr.Fencing, wr.Effect.StoredEpoch, int64(i)) {
-			t.Errorf("write %d under %s against %d: accepted=%v", i, wr.Fencing, wr.Effect.StoredEpoch, wr.Accepted)
+		if wr.Accepted != resAdmits(wr.Fencing, wr.Effect.StoredFence, int64(i)) {
+			t.Errorf("write %d under %s against %d: accepted=%v", i, wr.Fencing, wr.Effect.StoredFence, wr.Accepted)
 		}
 	}
 	close(stop)
@@ -624,21 +624,21 @@ func TestResourceConcurrentWriters(t *testing.T) {
 			t.Fatalf("effect %d has seq %d", i, e.Seq)
 		}
 		// Each write was compared against what the previous accepted write left.
-		if e.StoredEpoch != high {
-			t.Errorf("seq %d compared against %d, but the stored epoch was %d", e.Seq, e.StoredEpoch, high)
+		if e.StoredFence != high {
+			t.Errorf("seq %d compared against %d, but the stored epoch was %d", e.Seq, e.StoredFence, high)
 		}
-		if e.Accepted != (e.Epoch >= high) {
-			t.Errorf("seq %d: epoch %d against %d accepted=%v", e.Seq, e.Epoch, high, e.Accepted)
+		if e.Accepted != (e.Fence >= high) {
+			t.Errorf("seq %d: epoch %d against %d accepted=%v", e.Seq, e.Fence, high, e.Accepted)
 		}
 		if e.Accepted {
-			if e.Epoch < maxAccepted {
-				t.Errorf("seq %d accepted epoch %d after %d had been accepted", e.Seq, e.Epoch, maxAccepted)
+			if e.Fence < maxAccepted {
+				t.Errorf("seq %d accepted epoch %d after %d had been accepted", e.Seq, e.Fence, maxAccepted)
 			}
-			maxAccepted, high = e.Epoch, e.Epoch
+			maxAccepted, high = e.Fence, e.Fence
 		}
 	}
-	if v.Epoch != maxAccepted || string(v.Value) != strconv.FormatInt(maxAccepted, 10) {
-		t.Errorf("stored (%d, %s); the highest accepted epoch is %d", v.Epoch, v.Value, maxAccepted)
+	if v.Fence != maxAccepted || string(v.Value) != strconv.FormatInt(maxAccepted, 10) {
+		t.Errorf("stored (%d, %s); the highest accepted epoch is %d", v.Fence, v.Value, maxAccepted)
 	}
 	bySeq := map[int64]resource.WriteResult{}
 	for _, r := range results {
@@ -646,7 +646,7 @@ func TestResourceConcurrentWriters(t *testing.T) {
 	}
 	for _, e := range v.Effects {
 		r, ok := bySeq[e.Seq]
-		if !ok || r.Accepted != e.Accepted || r.Effect.Epoch != e.Epoch || r.Effect.StoredEpoch != e.StoredEpoch {
+		if !ok || r.Accepted != e.Accepted || r.Effect.Fence != e.Fence || r.Effect.StoredFence != e.StoredFence {
 			t.Errorf("seq %d: the writer was told %+v, the log says %+v", e.Seq, r.Effect, e)
 		}
 	}
@@ -709,7 +709,7 @@ func TestFencingStatementRechecksAfterLockWait(t *testing.T) {
 		t.Errorf("B, after waiting for A: %s, want UPDATE 0", tag)
 	}
 	v, err := rc.State(ctx)
-	if err != nil || v.Epoch != 10 || string(v.Value) != `"ten"` {
+	if err != nil || v.Fence != 10 || string(v.Value) != `"ten"` {
 		t.Fatalf("state %+v, %v", v, err)
 	}
 
@@ -736,7 +736,7 @@ func TestFencingStatementRechecksAfterLockWait(t *testing.T) {
 		t.Fatal(err)
 	}
 	wr := <-got
-	if wr.Accepted || wr.Effect.StoredEpoch != 12 || wr.Epoch != 12 ||
+	if wr.Accepted || wr.Effect.StoredFence != 12 || wr.Fence != 12 ||
 		wr.Reason != "fence 11 is below the resource's highest fence accepted, 12: monotonic fencing accepts a fence at or above it" {
 		t.Errorf("late write: %+v", wr)
 	}
@@ -792,8 +792,8 @@ func TestFencingStatementUnderContention(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if top := slices.Max(accepted); v.Epoch != top || string(v.Value) != strconv.FormatInt(top, 10) {
-		t.Errorf("stored (%d, %s), highest accepted epoch %d", v.Epoch, v.Value, top)
+	if top := slices.Max(accepted); v.Fence != top || string(v.Value) != strconv.FormatInt(top, 10) {
+		t.Errorf("stored (%d, %s), highest accepted epoch %d", v.Fence, v.Value, top)
 	}
 }
 
@@ -879,7 +879,7 @@ func TestResourceNamedSchemaIsKept(t *testing.T) {
 			}
 		}
 		v, err := rc.State(ctx)
-		if err != nil || v.Epoch != 4 || string(v.Value) != `"kept"` || len(v.Effects) != 1 {
+		if err != nil || v.Fence != 4 || string(v.Value) != `"kept"` || len(v.Effects) != 1 {
 			t.Errorf("round %d: %+v, %v", round, v, err)
 		}
 		if err := res.Close(ctx); err != nil {
@@ -928,14 +928,14 @@ func TestResourceNamedSchemaWithOldColumnNames(t *testing.T) {
 	t.Cleanup(func() { res.Close(context.Background()) })
 	rc := resource.NewClient(res.URL(), nil)
 	v, err := rc.State(ctx)
-	if err != nil || v.Epoch != 3 || string(v.Value) != `"old"` || len(v.Effects) != 1 || v.Effects[0].Epoch != 3 {
+	if err != nil || v.Fence != 3 || string(v.Value) != `"old"` || len(v.Effects) != 1 || v.Effects[0].Fence != 3 {
 		t.Fatalf("state kept from the old tables: %+v, %v", v, err)
 	}
 	if w, err := rc.Write(ctx, "b", 2, json.RawMessage(`"stale"`)); err != nil || w.Accepted {
 		t.Errorf("fence 2 below the stored 3: %+v, %v", w, err)
 	}
 	w, err := rc.Write(ctx, "b", 4, json.RawMessage(`"new"`))
-	if err != nil || !w.Accepted || w.Epoch != 4 {
+	if err != nil || !w.Accepted || w.Fence != 4 {
 		t.Errorf("fence 4 above the stored 3: %+v, %v", w, err)
 	}
 	var cols []string
@@ -950,7 +950,7 @@ func TestResourceNamedSchemaWithOldColumnNames(t *testing.T) {
 		t.Errorf("columns after the start: %v, want %v", cols, want)
 	}
 	v, err = rc.State(ctx)
-	if err != nil || len(v.Effects) != 3 || v.Effects[2].StoredEpoch != 3 {
+	if err != nil || len(v.Effects) != 3 || v.Effects[2].StoredFence != 3 {
 		t.Errorf("effects after two writes: %+v, %v", v, err)
 	}
 }
@@ -1337,7 +1337,7 @@ func TestResourceRunOutlivesARemovedRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !w.Accepted || v.Epoch != 3 || len(v.Effects) != 1 || v.Effects[0].Actor != "A" {
+	if !w.Accepted || v.Fence != 3 || len(v.Effects) != 1 || v.Effects[0].Actor != "A" {
 		t.Errorf("write %+v, state %+v: want epoch 3 with A's one effect", w, v)
 	}
 }

@@ -123,13 +123,13 @@ func TestResourceRunsAPI(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if def.Epoch != 5 || len(def.Effects) != 1 || def.Effects[0].Actor != "B" {
-		t.Errorf("default run: epoch %d, effects %+v; want 5 with B's one write", def.Epoch, def.Effects)
+	if def.Fence != 5 || len(def.Effects) != 1 || def.Effects[0].Actor != "B" {
+		t.Errorf("default run: epoch %d, effects %+v; want 5 with B's one write", def.Fence, def.Effects)
 	} else if !def.Effects[0].Accepted {
 		t.Errorf("default run: B's write was refused: %+v", def.Effects[0])
 	}
-	if al.Epoch != 6 || len(al.Effects) != 2 || al.Effects[0].Accepted || !al.Effects[1].Accepted || al.Effects[1].Actor != "A" {
-		t.Errorf("alpha: epoch %d, effects %+v; want 6 with B's write refused and A's accepted", al.Epoch, al.Effects)
+	if al.Fence != 6 || len(al.Effects) != 2 || al.Effects[0].Accepted || !al.Effects[1].Accepted || al.Effects[1].Actor != "A" {
+		t.Errorf("alpha: epoch %d, effects %+v; want 6 with B's write refused and A's accepted", al.Fence, al.Effects)
 	}
 	// Fencing is per run, and switching one leaves the other.
 	if got := resCall(t, http.MethodPut, u+"/runs/"+alpha+"/fencing", `{"fencing":"off"}`); got.status != http.StatusOK {

@@ -54,7 +54,7 @@ type Config struct {
 
 // View is a run's state and every effect since its last reset.
 type View struct {
-	Epoch   int64            `json:"fence"`
+	Fence   int64            `json:"fence"`
 	Value   json.RawMessage  `json:"value"`
 	Fencing scenario.Fencing `json:"fencing"`
 	// Effects is in seq order and never nil.
@@ -65,8 +65,8 @@ type View struct {
 type WriteResult struct {
 	Accepted bool   `json:"accepted"`
 	Reason   string `json:"reason,omitempty"`
-	// Epoch and Value are what the resource stores after the write.
-	Epoch   int64            `json:"fence"`
+	// Fence and Value are what the resource stores after the write.
+	Fence   int64            `json:"fence"`
 	Value   json.RawMessage  `json:"value"`
 	Effect  scenario.Effect  `json:"effect"`
 	Fencing scenario.Fencing `json:"fencing"`

@@ -83,7 +83,7 @@ func (s *Service) reset(ctx context.Context, r *run, epoch int64, value json.Raw
 		b.Queue(s.sql.clear)
 	}
 	err := s.send(ctx, b, func(br pgx.BatchResults) error {
-		if err := br.QueryRow().Scan(&v.Epoch, &v.Value); err != nil {
+		if err := br.QueryRow().Scan(&v.Fence, &v.Value); err != nil {
 			return err
 		}
 		_, err := br.Exec()
@@ -124,15 +124,15 @@ func (s *Service) view(ctx context.Context, r *run) (View, error) {
 				if seq != nil {
 					return errMissingRow
 				}
-				v.Epoch, v.Value, first = epoch, value, false
+				v.Fence, v.Value, first = epoch, value, false
 				continue
 			}
 			if seq == nil || actor == nil || accepted == nil || reason == nil || stored == nil {
 				return errors.New("the effects table holds a row with missing columns")
 			}
 			v.Effects = append(v.Effects, scenario.Effect{
-				Seq: *seq, Actor: *actor, Epoch: epoch, Value: value,
-				Accepted: *accepted, Reason: *reason, StoredEpoch: *stored,
+				Seq: *seq, Actor: *actor, Fence: epoch, Value: value,
+				Accepted: *accepted, Reason: *reason, StoredFence: *stored,
 			})
 		}
 		if err := rows.Err(); err != nil {
@@ -201,7 +201,7 @@ func (s *Service) fence(ctx context.Context, c *pgx.Conn, r *run, actor string, 
 		return errors.Join(err, br.Close())
 	}
 	for rows.Next() {
-		if err := rows.Scan(&res.Epoch, &res.Value); err != nil {
+		if err := rows.Scan(&res.Fence, &res.Value); err != nil {
 			rows.Close()
 			return errors.Join(err, br.Close())
 		}
@@ -214,10 +214,10 @@ func (s *Service) fence(ctx context.Context, c *pgx.Conn, r *run, actor string, 
 	res.Tag, res.Rows = tag.String(), tag.RowsAffected()
 	res.Accepted = res.Rows == 1
 	if !res.Accepted {
-		res.Epoch, res.Value = stored, storedValue
+		res.Fence, res.Value = stored, storedValue
 		res.Reason = rejectReason(res.Fencing, epoch, stored)
 	}
-	res.Effect = scenario.Effect{Actor: actor, Epoch: epoch, Accepted: res.Accepted, Reason: res.Reason, StoredEpoch: stored}
+	res.Effect = scenario.Effect{Actor: actor, Fence: epoch, Accepted: res.Accepted, Reason: res.Reason, StoredFence: stored}
 
 	b = &pgx.Batch{}
 	b.Queue(s.sql.record, actor, epoch, value, res.Accepted, res.Reason, stored)

@@ -68,7 +68,7 @@ func TestCutNamesTheMove(t *testing.T) {
 	}
 	e := w.Resource.Effects[len(w.Resource.Effects)-1]
 	for _, want := range []string{
-		fmt.Sprintf("A's fence %d when the highest was %d got %d", e.Epoch, e.StoredEpoch, w.Call.Status),
+		fmt.Sprintf("A's fence %d when the highest was %d got %d", e.Fence, e.StoredFence, w.Call.Status),
 		e.Reason,
 	} {
 		if !strings.Contains(g.Cut, want) {

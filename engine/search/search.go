@@ -306,7 +306,7 @@ func fingerprint(sc *scenario.Scenario) string {
 		Action    scenario.Action
 		Heartbeat string
 		Snapshot  *scenario.Lease
-		Epoch     *int64
+		Fence     *int64
 		Value     json.RawMessage
 	}
 	body := struct {
@@ -318,7 +318,7 @@ func fingerprint(sc *scenario.Scenario) string {
 		Events   []ev
 	}{sc.Lease, sc.Window, sc.TTL, sc.Initial, sc.Resource, nil}
 	for _, e := range sc.Events {
-		body.Events = append(body.Events, ev{e.T, e.Actor, e.Action, e.Heartbeat, e.Snapshot, e.Epoch, e.Value})
+		body.Events = append(body.Events, ev{e.T, e.Actor, e.Action, e.Heartbeat, e.Snapshot, e.Fence, e.Value})
 	}
 	b, err := json.Marshal(body)
 	if err != nil {

@@ -109,7 +109,7 @@ func (m mdWriter) header(t Transcript) {
 		m.p("%s: %s.\n\n", lead, strings.Join(parts, " · "))
 	}
 	m.p("Before the first step the coordinator held %s and the resource stored %s.\n\n",
-		leasePlain(t.Initial.Coordinator), resourcePlain(t.Initial.Resource.Epoch, t.Initial.Resource.Value))
+		leasePlain(t.Initial.Coordinator), resourcePlain(t.Initial.Resource.Fence, t.Initial.Resource.Value))
 }
 
 func (m mdWriter) steps(t Transcript) {
@@ -184,7 +184,7 @@ func (m mdWriter) outcome(t Transcript) {
 	m.p("## Verdict\n\n")
 	m.p("**%s**: %s.\n\n", strings.ToUpper(mdText(o.Verdict)), effectsWords(o))
 	m.p("At the end the coordinator held %s and the resource stored %s.\n\n",
-		leasePlain(o.Coordinator), resourcePlain(o.Resource.Epoch, o.Resource.Value))
+		leasePlain(o.Coordinator), resourcePlain(o.Resource.Fence, o.Resource.Value))
 	var effects []scenario.Effect
 	if n := len(t.Steps); n > 0 {
 		effects = t.Steps[n-1].Resource.Effects
@@ -211,8 +211,8 @@ func (m mdWriter) outcome(t Transcript) {
 				judged += ": " + mdText(e.Why)
 			}
 		}
-		m.p("| %d | %s | %d | %s | %d | %s | %s |\n", e.Seq, mdCell(mdText(e.Actor)), e.Epoch,
-			mdCell(mdCode(clipValue(e.Value))), e.StoredEpoch, mdCell(result), mdCell(judged))
+		m.p("| %d | %s | %d | %s | %d | %s | %s |\n", e.Seq, mdCell(mdText(e.Actor)), e.Fence,
+			mdCell(mdCode(clipValue(e.Value))), e.StoredFence, mdCell(result), mdCell(judged))
 	}
 	m.p("\n")
 	if o.Verdict == scenario.VerdictBlocked {
@@ -310,8 +310,8 @@ func actionWords(s Step) string {
 	switch {
 	case s.Heartbeat != "":
 		a += " " + mdText(s.Heartbeat)
-	case s.Action == scenario.ActionWrite && s.Epoch != nil:
-		a += fmt.Sprintf(" %d", *s.Epoch)
+	case s.Action == scenario.ActionWrite && s.Fence != nil:
+		a += fmt.Sprintf(" %d", *s.Fence)
 	}
 	return a
 }
@@ -379,7 +379,7 @@ func resourceCell(r ResourceSnap) string {
 			refused++
 		}
 	}
-	s := fmt.Sprintf("stored fence %d · %s · %s", r.Epoch, mdCode(clipValue(r.Value)), plural(accepted, "effect"))
+	s := fmt.Sprintf("stored fence %d · %s · %s", r.Fence, mdCode(clipValue(r.Value)), plural(accepted, "effect"))
 	if refused > 0 {
 		s += fmt.Sprintf(", %d refused", refused)
 	}
@@ -407,7 +407,7 @@ func messageWords(f Message, due string) string {
 			s += fmt.Sprintf(", so %s will know it lost the lease", mdText(f.From))
 		}
 	case KindWrite:
-		s = fmt.Sprintf("write %s from %s, sent %d, %s, with fence %d and value %s", mdText(f.ID), mdText(f.From), f.Sent, due, f.Epoch, mdCode(clipValue(f.Value)))
+		s = fmt.Sprintf("write %s from %s, sent %d, %s, with fence %d and value %s", mdText(f.ID), mdText(f.From), f.Sent, due, f.Fence, mdCode(clipValue(f.Value)))
 	default:
 		s = fmt.Sprintf("%s from %s, sent %d, %s, carrying %s", mdText(f.ID), mdText(f.From), f.Sent, due, leasePlain(&f.Snapshot))
 	}

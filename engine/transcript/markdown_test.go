@@ -248,21 +248,21 @@ func TestMarkdownSessionSection(t *testing.T) {
 // turn into markup.
 func TestMarkdownEscapes(t *testing.T) {
 	val := json.RawMessage(`"a|b` + "`" + `<script>x</script>"`)
-	eff := scenario.Effect{Seq: 1, Actor: "w|1", Epoch: 3, Value: val, Accepted: false, Reason: "epoch 3 | stored 4", StoredEpoch: 4}
+	eff := scenario.Effect{Seq: 1, Actor: "w|1", Fence: 3, Value: val, Accepted: false, Reason: "epoch 3 | stored 4", StoredFence: 4}
 	tr := transcript.Transcript{
 		Format:   transcript.Format,
 		Scenario: "odd|name",
 		Knobs:    scenario.Knobs{Renewal: scenario.RenewalBlind, Fencing: scenario.FencingStrict},
-		Initial:  transcript.Initial{Resource: scenario.ResourceState{Epoch: 4, Value: val}},
+		Initial:  transcript.Initial{Resource: scenario.ResourceState{Fence: 4, Value: val}},
 		Steps: []transcript.Step{{
 			T: 7, Actor: "w|1", Action: scenario.ActionWrite,
 			SQL:  "SELECT '```' | 1 AS x\n-- a | b",
 			Args: []any{int64(3), json.RawMessage(`"x|y"`)},
 			Tag:  "UPDATE 0", Call: &transcript.Call{Method: "POST", Path: "/writes", Status: 409, Reason: "epoch 3 | stored 4"},
-			Resource: transcript.ResourceSnap{Epoch: 4, Value: val, Effects: []scenario.Effect{eff}},
+			Resource: transcript.ResourceSnap{Fence: 4, Value: val, Effects: []scenario.Effect{eff}},
 			Note:     "a *bold* <b>claim</b>\nwith | pipes and [a](link)",
 		}},
-		Outcome: transcript.Outcome{Rejected: 1, Verdict: scenario.VerdictSafe, Resource: scenario.ResourceState{Epoch: 4, Value: val}},
+		Outcome: transcript.Outcome{Rejected: 1, Verdict: scenario.VerdictSafe, Resource: scenario.ResourceState{Fence: 4, Value: val}},
 		Meta:    &transcript.Meta{Provider: "dsn|x", ServerVersion: "<16>"},
 	}
 	md := mdOf(t, tr)

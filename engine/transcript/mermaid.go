@@ -216,7 +216,7 @@ func (d *mermaid) initialWords() string {
 	} else {
 		s += "no lease row"
 	}
-	return s + fmt.Sprintf(" · the resource's highest fence accepted %d, value %s", in.Resource.Epoch, ValueWords(in.Resource.Value))
+	return s + fmt.Sprintf(" · the resource's highest fence accepted %d, value %s", in.Resource.Fence, ValueWords(in.Resource.Value))
 }
 
 // windowWords names the stale heartbeats of the window starting at step i
@@ -256,7 +256,7 @@ func (d *mermaid) outcomeWords() string {
 	if o.Coordinator != nil {
 		s += " · coordinator " + o.Coordinator.String()
 	}
-	return s + fmt.Sprintf(" · the resource's stored fence %d, value %s", o.Resource.Epoch, ValueWords(o.Resource.Value))
+	return s + fmt.Sprintf(" · the resource's stored fence %d, value %s", o.Resource.Fence, ValueWords(o.Resource.Value))
 }
 
 // step draws one step: an arrow for what was sent, a note for what it did.
@@ -360,7 +360,7 @@ func (d *mermaid) call(in int, who string, s Step) {
 	if !s.Call.Accepted {
 		arrow = "-x"
 	}
-	d.line(in, "%s%s%s: %s", who, arrow, mmdResource, mmdText(fmt.Sprintf("%d %s %s %s %d, %s", s.T, s.Call.Method, s.Call.Path, token, e.Epoch, ValueWords(e.Value))))
+	d.line(in, "%s%s%s: %s", who, arrow, mmdResource, mmdText(fmt.Sprintf("%d %s %s %s %d, %s", s.T, s.Call.Method, s.Call.Path, token, e.Fence, ValueWords(e.Value))))
 	accepted := 0
 	for _, x := range s.Resource.Effects {
 		if x.Accepted {
@@ -369,9 +369,9 @@ func (d *mermaid) call(in int, who string, s Step) {
 	}
 	var note string
 	if s.Call.Accepted {
-		note = fmt.Sprintf("%d accepted · stored fence %d → %d · effects: %d", s.Call.Status, e.StoredEpoch, s.Resource.Epoch, accepted)
+		note = fmt.Sprintf("%d accepted · stored fence %d → %d · effects: %d", s.Call.Status, e.StoredFence, s.Resource.Fence, accepted)
 	} else {
-		note = fmt.Sprintf("%d refused: %s · stored fence stays %d · effects: %d", s.Call.Status, s.Call.Reason, s.Resource.Epoch, accepted)
+		note = fmt.Sprintf("%d refused: %s · stored fence stays %d · effects: %d", s.Call.Status, s.Call.Reason, s.Resource.Fence, accepted)
 	}
 	switch e.Judgement {
 	case scenario.JudgedConflict:

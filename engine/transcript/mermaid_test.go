@@ -123,7 +123,7 @@ func TestMermaidRefusedWritesAndOddNames(t *testing.T) {
 
 func oddTranscript() transcript.Transcript {
 	eff := func(seq int64, actor string, epoch int64, ok bool, stored int64) scenario.Effect {
-		return scenario.Effect{Seq: seq, Actor: actor, Epoch: epoch, Value: json.RawMessage(`"v"`), Accepted: ok, StoredEpoch: stored}
+		return scenario.Effect{Seq: seq, Actor: actor, Fence: epoch, Value: json.RawMessage(`"v"`), Accepted: ok, StoredFence: stored}
 	}
 	// "actor1" is a plain name; the aliases for the others must avoid it.
 	e0 := eff(0, "actor1", 10, true, 10)
@@ -133,18 +133,18 @@ func oddTranscript() transcript.Transcript {
 		Format:   transcript.Format,
 		Scenario: "odd",
 		Knobs:    enginetest.Knobs(scenario.RenewalBlind, scenario.FencingMonotonic),
-		Initial:  transcript.Initial{Resource: scenario.ResourceState{Epoch: 10, Value: json.RawMessage(`"a"`)}},
+		Initial:  transcript.Initial{Resource: scenario.ResourceState{Fence: 10, Value: json.RawMessage(`"a"`)}},
 		Steps: []transcript.Step{
 			{T: 1000, Actor: "actor1", Action: scenario.ActionWrite, Call: &transcript.Call{Method: "POST", Path: "/writes", Status: 200, Accepted: true},
-				Resource: transcript.ResourceSnap{Epoch: 10, Value: json.RawMessage(`"v"`), Effects: []scenario.Effect{e0}}},
+				Resource: transcript.ResourceSnap{Fence: 10, Value: json.RawMessage(`"v"`), Effects: []scenario.Effect{e0}}},
 			{T: 1001, Actor: "end", Action: scenario.ActionWrite, Call: &transcript.Call{Method: "POST", Path: "/writes", Status: 200, Accepted: true},
-				Resource: transcript.ResourceSnap{Epoch: 11, Value: json.RawMessage(`"v"`), Effects: []scenario.Effect{e1}}},
+				Resource: transcript.ResourceSnap{Fence: 11, Value: json.RawMessage(`"v"`), Effects: []scenario.Effect{e1}}},
 			{T: 1002, Actor: "w-2", Action: scenario.ActionWrite, Call: &transcript.Call{Method: "POST", Path: "/writes", Status: 409, Reason: "epoch 10 < 11 #1; no"},
-				Resource: transcript.ResourceSnap{Epoch: 11, Value: json.RawMessage(`"v"`), Effects: []scenario.Effect{e1, e2}}},
+				Resource: transcript.ResourceSnap{Fence: 11, Value: json.RawMessage(`"v"`), Effects: []scenario.Effect{e1, e2}}},
 			{T: 1003, Actor: "w-2", Action: scenario.ActionEffect, Note: "a <b>\nnote",
-				Resource: transcript.ResourceSnap{Epoch: 11, Value: json.RawMessage(`"v"`), Effects: []scenario.Effect{e1, e2}}},
+				Resource: transcript.ResourceSnap{Fence: 11, Value: json.RawMessage(`"v"`), Effects: []scenario.Effect{e1, e2}}},
 		},
-		Outcome: transcript.Outcome{Effects: 1, Rejected: 1, Verdict: scenario.VerdictSafe, Resource: scenario.ResourceState{Epoch: 11, Value: json.RawMessage(`"v"`)}},
+		Outcome: transcript.Outcome{Effects: 1, Rejected: 1, Verdict: scenario.VerdictSafe, Resource: scenario.ResourceState{Fence: 11, Value: json.RawMessage(`"v"`)}},
 	}
 }
 

@@ -42,7 +42,7 @@ type Message struct {
 	// Kind is "write" for a delayed write, "reply" for a renewal's late
 	// answer, empty for a heartbeat.
 	Kind  string          `json:"kind,omitempty"`
-	Epoch int64           `json:"fence,omitempty"`
+	Fence int64           `json:"fence,omitempty"`
 	Value json.RawMessage `json:"value,omitempty"`
 	Rows  int64           `json:"rows,omitempty"`
 	// Stale is true once the snapshot's epoch is no longer current at the
@@ -72,7 +72,7 @@ type Call struct {
 
 // ResourceSnap is the resource as a step left it.
 type ResourceSnap struct {
-	Epoch   int64             `json:"fence"`
+	Fence   int64             `json:"fence"`
 	Value   json.RawMessage   `json:"value"`
 	Effects []scenario.Effect `json:"effects"`
 }
@@ -115,8 +115,8 @@ type Step struct {
 	Action scenario.Action `json:"action"`
 	// Heartbeat names the message for the heartbeat and write messages.
 	Heartbeat string `json:"heartbeat,omitempty"`
-	// Epoch is a direct write's fence.
-	Epoch *int64 `json:"fence,omitempty"`
+	// Fence is a direct write's fence.
+	Fence *int64 `json:"fence,omitempty"`
 	// SQL is the statement this step ran ("" when it ran none) with its
 	// arguments, the server's command tag and the rows it affected.
 	SQL  string `json:"sql"`
@@ -137,7 +137,7 @@ type Step struct {
 
 // Move is the step's move in the log's text form.
 func (s Step) Move() scenario.Move {
-	return scenario.Move{T: s.T, Actor: s.Actor, Action: s.Action, Msg: s.Heartbeat, Epoch: s.Epoch}
+	return scenario.Move{T: s.T, Actor: s.Actor, Action: s.Action, Msg: s.Heartbeat, Fence: s.Fence}
 }
 
 // Outcome sums up a run at its current position.
@@ -157,7 +157,7 @@ type Outcome struct {
 // its effects, judged (in place) by scenario.Judge against the resource's
 // initial epoch. Live runs, replays and every batch command use it.
 func OutcomeOf(coord *scenario.Lease, res ResourceSnap, initialEpoch int64) Outcome {
-	o := Outcome{Coordinator: coord, Resource: scenario.ResourceState{Epoch: res.Epoch, Value: res.Value}}
+	o := Outcome{Coordinator: coord, Resource: scenario.ResourceState{Fence: res.Fence, Value: res.Value}}
 	o.Verdict = scenario.Judge(initialEpoch, res.Effects)
 	t := scenario.TallyOf(res.Effects)
 	o.Effects, o.Rejected, o.Blocked = t.Accepted, t.Refused, t.Blocked
@@ -488,22 +488,22 @@ func (t Transcript) Upgraded() (Transcript, error) {
 		if s.Resource.Effects == nil {
 			s.Resource.Effects = []scenario.Effect{}
 		}
-		scenario.Judge(t.Initial.Resource.Epoch, s.Resource.Effects)
-		if s.Action == scenario.ActionWrite && s.Epoch == nil && len(s.Args) > 0 {
+		scenario.Judge(t.Initial.Resource.Fence, s.Resource.Effects)
+		if s.Action == scenario.ActionWrite && s.Fence == nil && len(s.Args) > 0 {
 			// v1 kept a direct write's epoch only as its first argument.
 			if e, err := strconv.ParseInt(fmt.Sprint(s.Args[0]), 10, 64); err == nil {
-				s.Epoch = &e
+				s.Fence = &e
 			}
 		}
 		u.Steps[i] = s
 	}
 	var last ResourceSnap
-	last.Epoch, last.Value = t.Initial.Resource.Epoch, t.Initial.Resource.Value
+	last.Fence, last.Value = t.Initial.Resource.Fence, t.Initial.Resource.Value
 	coord := t.Initial.Coordinator
 	if n := len(u.Steps); n > 0 {
 		last, coord = u.Steps[n-1].Resource, u.Steps[n-1].Coordinator
 	}
-	u.Outcome = OutcomeOf(coord, last, t.Initial.Resource.Epoch)
+	u.Outcome = OutcomeOf(coord, last, t.Initial.Resource.Fence)
 	if err := u.Seal(); err != nil {
 		return t, err
 	}
@@ -527,7 +527,7 @@ func (t Transcript) Downgraded() Transcript {
 	d.Format, d.Moves = FormatV1, ""
 	d.Steps = make([]Step, len(t.Steps))
 	for i, s := range t.Steps {
-		s.Result, s.Beliefs, s.Epoch = "", nil, nil
+		s.Result, s.Beliefs, s.Fence = "", nil, nil
 		effects := make([]scenario.Effect, len(s.Resource.Effects))
 		for j, e := range s.Resource.Effects {
 			e.Judgement, e.Why = "", ""

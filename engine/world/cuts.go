@@ -106,8 +106,8 @@ func (c *Cuts) Observe(s *State, st transcript.Step) {
 			return
 		}
 		e := st.Resource.Effects[len(st.Resource.Effects)-1]
-		high := highestAccepted(s.sc.Resource.Epoch, s.res.Effects)
-		k := writeKey{e.Actor, e.Epoch, high}
+		high := highestAccepted(s.sc.Resource.Fence, s.res.Effects)
+		k := writeKey{e.Actor, e.Fence, high}
 		w := c.writes[k]
 		if w == nil {
 			w = &writeSeen{order: len(c.writes)}
@@ -129,7 +129,7 @@ func highestAccepted(initial int64, effects []scenario.Effect) int64 {
 	high := initial
 	for _, e := range effects {
 		if e.Accepted {
-			high = max(high, e.Epoch)
+			high = max(high, e.Fence)
 		}
 	}
 	return high

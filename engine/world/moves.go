@@ -46,9 +46,9 @@ type Written struct {
 	Ran
 	// Call is the request as it went, with the resource's answer.
 	Call transcript.Call
-	// Epoch and Value are what the resource stores after the write, and
+	// Fence and Value are what the resource stores after the write, and
 	// Effect the write as the resource recorded it.
-	Epoch  int64
+	Fence  int64
 	Value  json.RawMessage
 	Effect scenario.Effect
 }
@@ -129,7 +129,7 @@ func (s *State) check(mv scenario.Move) error {
 			return no("%s is %s, not %s", mv.Msg, kindWords(m.Kind), kindWords(k))
 		}
 	case scenario.ActionWrite:
-		if mv.Epoch == nil {
+		if mv.Fence == nil {
 			return no("a write needs its fence")
 		}
 	}
@@ -152,7 +152,7 @@ func kindWords(kind string) string {
 // knows by the answers. A move that is not possible here fails with
 // *NotEnabledError and changes nothing.
 func (s *State) Apply(ctx context.Context, srv Server, mv scenario.Move) (transcript.Step, error) {
-	st := transcript.Step{T: mv.T, Actor: mv.Actor, Action: mv.Action, Heartbeat: mv.Msg, Epoch: mv.Epoch, Args: []any{}, Result: transcript.ResultDone}
+	st := transcript.Step{T: mv.T, Actor: mv.Actor, Action: mv.Action, Heartbeat: mv.Msg, Fence: mv.Fence, Args: []any{}, Result: transcript.ResultDone}
 	if err := s.check(mv); err != nil {
 		return st, err
 	}
@@ -192,13 +192,13 @@ func (s *State) Apply(ctx context.Context, srv Server, mv scenario.Move) (transc
 	case scenario.ActionEffect:
 		err = s.effect(ctx, srv, mv, ev, &st)
 	case scenario.ActionWrite:
-		err = s.write(ctx, srv, mv.Actor, *mv.Epoch, s.value(ev, mv), &st, noteDirect)
+		err = s.write(ctx, srv, mv.Actor, *mv.Fence, s.value(ev, mv), &st, noteDirect)
 	case scenario.ActionWriteSend:
 		s.post(mv, ev, &st)
 	case scenario.ActionWriteDeliver:
 		m, _ := s.inFlight(mv.Msg)
 		s.removeFlight(mv.Msg)
-		err = s.write(ctx, srv, mv.Actor, m.Epoch, m.Value, &st, noteLanded)
+		err = s.write(ctx, srv, mv.Actor, m.Fence, m.Value, &st, noteLanded)
 	case scenario.ActionPause:
 		b := s.actor(mv.Actor)
 		_, holds := s.holds(mv.Actor, mv.T)
@@ -365,7 +365,7 @@ func (s *State) post(mv scenario.Move, ev int, st *transcript.Step) {
 	}
 	m := transcript.Message{
 		ID: mv.Msg, From: mv.Actor, Sent: mv.T, Due: s.due(mv.Msg, scenario.ActionWriteDeliver),
-		Snapshot: *lease, Kind: transcript.KindWrite, Epoch: lease.Fence, Value: s.value(ev, mv),
+		Snapshot: *lease, Kind: transcript.KindWrite, Fence: lease.Fence, Value: s.value(ev, mv),
 	}
 	s.flight = append(s.flight, m)
 	s.sent[mv.Msg] = true
@@ -446,10 +446,10 @@ func (s *State) write(ctx context.Context, srv Server, actor string, epoch int64
 		st.Result = transcript.ResultRefused
 	}
 	effects := append(slices.Clone(before.Effects), wr.Effect)
-	s.res = transcript.ResourceSnap{Epoch: wr.Epoch, Value: wr.Value, Effects: effects}
+	s.res = transcript.ResourceSnap{Fence: wr.Fence, Value: wr.Value, Effects: effects}
 	s.Verdict()
 	last := effects[len(effects)-1]
-	o := transcript.OutcomeOf(s.coord, s.res, s.sc.Resource.Epoch)
-	st.Note = noteWrite(actor, epoch, wr, before.Epoch, last, s.knobs.Fencing, kind, o.Effects)
+	o := transcript.OutcomeOf(s.coord, s.res, s.sc.Resource.Fence)
+	st.Note = noteWrite(actor, epoch, wr, before.Fence, last, s.knobs.Fencing, kind, o.Effects)
 	return nil
 }

@@ -29,7 +29,7 @@ func notePost(m transcript.Message, played bool) string {
 	if m.Due >= 0 && !played {
 		until = fmt.Sprintf("the network holds it until %d", m.Due)
 	}
-	return fmt.Sprintf("%s believes it holds the lease and sends its write %s with fence %d; %s. Nothing reaches the resource yet.", m.From, m.ID, m.Epoch, until)
+	return fmt.Sprintf("%s believes it holds the lease and sends its write %s with fence %d; %s. Nothing reaches the resource yet.", m.From, m.ID, m.Fence, until)
 }
 
 func noteDrop(m transcript.Message) string {
@@ -263,13 +263,13 @@ func noteWrite(actor string, epoch int64, wr Written, before int64, e scenario.E
 	}
 	switch {
 	case e.Judgement == scenario.JudgedBlocked:
-		return fmt.Sprintf("The resource refused %s: %s. Blocked: %s's valid write was lost, which is what strict fencing, the unsuccessful fix, does.", what, predicate(f, wr.Effect.StoredEpoch, epoch, false), actor)
+		return fmt.Sprintf("The resource refused %s: %s. Blocked: %s's valid write was lost, which is what strict fencing, the unsuccessful fix, does.", what, predicate(f, wr.Effect.StoredFence, epoch, false), actor)
 	case !wr.Call.Accepted:
-		return fmt.Sprintf("The resource refused %s: %s, below the resource's highest fence accepted. Fencing refused the stale write.", what, predicate(f, wr.Effect.StoredEpoch, epoch, false))
+		return fmt.Sprintf("The resource refused %s: %s, below the resource's highest fence accepted. Fencing refused the stale write.", what, predicate(f, wr.Effect.StoredFence, epoch, false))
 	case e.Judgement == scenario.JudgedConflict:
 		return fmt.Sprintf("The resource accepted %s after a newer fence (%s): %d effects / CONFLICT.", what, predicate(f, before, epoch, true), effects)
 	}
-	return fmt.Sprintf("The resource accepted %s (%s; stored fence %d → %d).", what, predicate(f, before, epoch, true), before, wr.Epoch)
+	return fmt.Sprintf("The resource accepted %s (%s; stored fence %d → %d).", what, predicate(f, before, epoch, true), before, wr.Fence)
 }
 
 // predicate says the fencing check in the reader's direction, stored

@@ -198,7 +198,7 @@ func (s *State) clockWords(t int64) string {
 func messageWords(m transcript.Message) string {
 	switch m.Kind {
 	case transcript.KindWrite:
-		return fmt.Sprintf("%s's write with fence %d", m.From, m.Epoch)
+		return fmt.Sprintf("%s's write with fence %d", m.From, m.Fence)
 	case transcript.KindReply:
 		return fmt.Sprintf("the reply to %s's heartbeat", m.From)
 	}
@@ -231,7 +231,7 @@ func (s *State) moveWords(mv scenario.Move, scripted int64) string {
 		}
 		return fmt.Sprintf("%s %s if it believes it holds the lease%s", mv.Actor, verb, at)
 	case scenario.ActionWrite:
-		return fmt.Sprintf("%s writes with fence %d%s", mv.Actor, *mv.Epoch, at)
+		return fmt.Sprintf("%s writes with fence %d%s", mv.Actor, *mv.Fence, at)
 	case scenario.ActionPause:
 		return fmt.Sprintf("%s pauses: it does nothing until it resumes%s", mv.Actor, at)
 	case scenario.ActionResume:

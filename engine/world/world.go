@@ -117,7 +117,7 @@ func (s *State) Resource() transcript.ResourceSnap { return s.res.Clone() }
 
 // Verdict judges the resource's effects (in place) with the one verdict
 // rule and returns the run's verdict so far.
-func (s *State) Verdict() string { return scenario.Judge(s.sc.Resource.Epoch, s.res.Effects) }
+func (s *State) Verdict() string { return scenario.Judge(s.sc.Resource.Fence, s.res.Effects) }
 
 // actor returns an actor's belief, adding the actor on first sight.
 func (s *State) actor(name string) *belief {
@@ -377,20 +377,20 @@ func (s *State) AppendKey(dst []byte) []byte {
 	flight := slices.Clone(s.flight)
 	slices.SortFunc(flight, func(a, b transcript.Message) int { return strings.Compare(a.ID, b.ID) })
 	for _, m := range flight {
-		dst = fmt.Appendf(dst, "%q %q %q %d %d %d %s ", m.ID, m.From, m.Kind, m.Due, m.Epoch, m.Rows, m.Value)
+		dst = fmt.Appendf(dst, "%q %q %q %d %d %d %s ", m.ID, m.From, m.Kind, m.Due, m.Fence, m.Rows, m.Value)
 		lease(&m.Snapshot)
 	}
 	dst = append(dst, "|coord "...)
 	lease(s.coord)
 	dst = append(dst, "|res "...)
-	num(s.res.Epoch)
+	num(s.res.Fence)
 	dst = append(dst, s.res.Value...)
 	// What scenario.Judge carries from one write to the next: the highest
 	// epoch accepted so far, the initial one counting as accepted.
-	high := s.sc.Resource.Epoch
+	high := s.sc.Resource.Fence
 	for _, e := range s.res.Effects {
 		if e.Accepted {
-			high = max(high, e.Epoch)
+			high = max(high, e.Fence)
 		}
 	}
 	t := scenario.TallyOf(s.res.Effects)

@@ -24,7 +24,7 @@ func start(t *testing.T, name string) world.State {
 		t.Fatal(err)
 	}
 	k := scenario.Knobs{Renewal: scenario.RenewalBlind, Fencing: scenario.FencingOff}
-	return world.New(sc, k, transcript.ResourceSnap{Epoch: sc.Resource.Epoch, Value: sc.Resource.Value, Effects: []scenario.Effect{}})
+	return world.New(sc, k, transcript.ResourceSnap{Fence: sc.Resource.Fence, Value: sc.Resource.Value, Effects: []scenario.Effect{}})
 }
 
 func move(t *testing.T, text string) scenario.Move {

@@ -194,13 +194,13 @@ func browse(t *testing.T, browser context.Context, file string, tr transcript.Tr
 	}
 	// The resource's pane reads the fences from the page's data: the
 	// highest accepted at the end, and no field the script could not find.
-	high, stored := tr.Initial.Resource.Epoch, tr.Initial.Resource.Epoch
+	high, stored := tr.Initial.Resource.Fence, tr.Initial.Resource.Fence
 	if n > 0 {
 		last := tr.Steps[n-1].Resource
-		stored = last.Epoch
+		stored = last.Fence
 		for _, e := range last.Effects {
 			if e.Accepted {
-				high = max(high, e.Epoch)
+				high = max(high, e.Fence)
 			}
 		}
 	}

@@ -19,7 +19,7 @@ func diagramOf(tr transcript.Transcript, actors []string) lanes.Diagram {
 		Log:          log,
 		Steps:        tr.Steps,
 		Initial:      tr.Initial.Coordinator,
-		InitialEpoch: tr.Initial.Resource.Epoch,
+		InitialEpoch: tr.Initial.Resource.Fence,
 	}
 	if n := len(tr.Steps); n > 0 {
 		in.InFlight = tr.Steps[n-1].InFlight
@@ -69,8 +69,8 @@ func moveLabel(mv lanes.Move, s transcript.Step) string {
 	switch {
 	case mv.Msg != "":
 		label += " " + mv.Msg
-	case s.Epoch != nil && mv.Action == scenario.ActionWrite:
-		label += " " + itoa(*s.Epoch)
+	case s.Fence != nil && mv.Action == scenario.ActionWrite:
+		label += " " + itoa(*s.Fence)
 	}
 	return label
 }

@@ -15,7 +15,7 @@ func inputOf(r *engine.Run) Input {
 	sc, v := r.Scenario(), r.View()
 	return Input{
 		Actors: sc.Actors(), Log: r.Log(), Steps: r.Steps(),
-		Initial: sc.Initial, InitialEpoch: sc.Resource.Epoch,
+		Initial: sc.Initial, InitialEpoch: sc.Resource.Fence,
 		InFlight: v.InFlight, From: sc.Window.From, End: r.End(), Now: v.Now,
 	}
 }
@@ -70,7 +70,7 @@ func TestMarksNeverContradictResults(t *testing.T) {
 			t.Fatalf("%d moves drawn for a log of %d", len(d.Moves), len(r.Log()))
 		}
 		sc := r.Scenario()
-		high := sc.Resource.Epoch
+		high := sc.Resource.Fence
 		prev := sc.Initial
 		effects := 0
 		for i, mv := range d.Moves {
@@ -91,11 +91,11 @@ func TestMarksNeverContradictResults(t *testing.T) {
 				write = &st.Resource.Effects[len(st.Resource.Effects)-1]
 			}
 			effects = len(st.Resource.Effects)
-			stale := write != nil && write.Accepted && write.Epoch < high
-			blocked := write != nil && !write.Accepted && write.Epoch >= high
+			stale := write != nil && write.Accepted && write.Fence < high
+			blocked := write != nil && !write.Accepted && write.Fence >= high
 			regressed := prev != nil && st.Coordinator != nil && st.Coordinator.Fence < prev.Fence
 			if write != nil && write.Accepted {
-				high = max(high, write.Epoch)
+				high = max(high, write.Fence)
 			}
 			prev = st.Coordinator
 			want := map[string][]Mark{

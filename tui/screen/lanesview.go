@@ -16,7 +16,7 @@ func (m Screen) diagram() lanes.Diagram {
 	}
 	return lanes.Build(lanes.Input{
 		Actors: sc.Actors(), Log: log, Steps: s.Steps,
-		Initial: sc.Initial, InitialEpoch: sc.Resource.Epoch,
+		Initial: sc.Initial, InitialEpoch: sc.Resource.Fence,
 		InFlight: s.View.InFlight, From: sc.Window.From, End: s.End, Now: s.View.Now,
 	})
 }

@@ -236,10 +236,10 @@ func (m Screen) resourceLines(w int, roomy bool, limit int) []string {
 	}
 	ps = append(ps, field("value", lw, value...))
 	switch {
-	case known && res.Epoch < wasEpoch:
-		ps = append(ps, p(text.Styled(&st.Warn, fmt.Sprintf("⚠ regressed: stored %d → %d", wasEpoch, res.Epoch))))
-	case res.Epoch != high:
-		ps = append(ps, p(text.Styled(&st.Warn, fmt.Sprintf("⚠ regressed: stored %d", res.Epoch))))
+	case known && res.Fence < wasEpoch:
+		ps = append(ps, p(text.Styled(&st.Warn, fmt.Sprintf("⚠ regressed: stored %d → %d", wasEpoch, res.Fence))))
+	case res.Fence != high:
+		ps = append(ps, p(text.Styled(&st.Warn, fmt.Sprintf("⚠ regressed: stored %d", res.Fence))))
 	}
 	switch {
 	case len(res.Effects) == 0:
@@ -253,7 +253,7 @@ func (m Screen) resourceLines(w int, roomy bool, limit int) []string {
 	// Every write carries a fence, from a lease or written in the move.
 	token := "fence"
 	for _, e := range res.Effects {
-		what := fmt.Sprintf(" #%d %s %s %d", e.Seq, e.Actor, token, e.Epoch)
+		what := fmt.Sprintf(" #%d %s %s %d", e.Seq, e.Actor, token, e.Fence)
 		// The glyph and the words carry the contract's judgement, so the
 		// pane reads without colour.
 		switch {
@@ -501,7 +501,7 @@ func (m Screen) playStart() string {
 	if l := sc.Initial; l != nil {
 		lease = fmt.Sprintf("%s holds the lease (fence %d, lease_version %d, expires %d)", l.Owner, l.Fence, l.LeaseVersion, l.ExpiresAt)
 	}
-	return fmt.Sprintf("You choose every move. %s; the resource's highest fence accepted is %d. Aim for a goal in the panel above.", lease, sc.Resource.Epoch)
+	return fmt.Sprintf("You choose every move. %s; the resource's highest fence accepted is %d. Aim for a goal in the panel above.", lease, sc.Resource.Fence)
 }
 
 func (m Screen) narration(w int, l layout) []string {

@@ -129,15 +129,15 @@ func (m Screen) stateLine(w int) []string {
 	if c := v.Coordinator; c != nil {
 		p = append(p, text.Plain(fmt.Sprintf(" · lease: %s, fence %d, lease_version %d, expires %d", c.Owner, c.Fence, c.LeaseVersion, c.ExpiresAt)))
 	}
-	high := m.Snap.Scenario.Resource.Epoch
+	high := m.Snap.Scenario.Resource.Fence
 	for _, e := range v.Resource.Effects {
 		if e.Accepted {
-			high = max(high, e.Epoch)
+			high = max(high, e.Fence)
 		}
 	}
 	p = append(p, text.Plain(fmt.Sprintf(" · the resource's highest fence accepted %d", high)))
-	if v.Resource.Epoch < high {
-		p = append(p, text.Styled(&st.Warn, fmt.Sprintf(" (stored: %d, regressed)", v.Resource.Epoch)))
+	if v.Resource.Fence < high {
+		p = append(p, text.Styled(&st.Warn, fmt.Sprintf(" (stored: %d, regressed)", v.Resource.Fence)))
 	}
 	if n := len(v.InFlight); n > 0 {
 		ids := make([]string, n)
@@ -266,21 +266,21 @@ func (m Screen) why() string {
 	}
 	if len(effects) > prev {
 		e := effects[len(effects)-1]
-		high := m.Snap.Scenario.Resource.Epoch
+		high := m.Snap.Scenario.Resource.Fence
 		for _, x := range effects[:len(effects)-1] {
 			if x.Accepted {
-				high = max(high, x.Epoch)
+				high = max(high, x.Fence)
 			}
 		}
 		switch {
-		case e.Accepted && e.Epoch >= high:
-			return fmt.Sprintf("%s's write carried fence %d and the resource's highest fence accepted was %d: accepted, but no newer fence had been accepted yet, so it is not stale. A conflict needs a write with a newer fence to land first.", e.Actor, e.Epoch, high)
+		case e.Accepted && e.Fence >= high:
+			return fmt.Sprintf("%s's write carried fence %d and the resource's highest fence accepted was %d: accepted, but no newer fence had been accepted yet, so it is not stale. A conflict needs a write with a newer fence to land first.", e.Actor, e.Fence, high)
 		case e.Accepted:
-			return fmt.Sprintf("%s's write carried fence %d, below the resource's highest fence accepted, %d, and was accepted anyway: a stale write.", e.Actor, e.Epoch, high)
-		case e.Epoch >= high:
-			return fmt.Sprintf("%s's write carried fence %d, not below the resource's highest fence accepted (%d), yet was refused: fencing blocked a valid holder.", e.Actor, e.Epoch, high)
+			return fmt.Sprintf("%s's write carried fence %d, below the resource's highest fence accepted, %d, and was accepted anyway: a stale write.", e.Actor, e.Fence, high)
+		case e.Fence >= high:
+			return fmt.Sprintf("%s's write carried fence %d, not below the resource's highest fence accepted (%d), yet was refused: fencing blocked a valid holder.", e.Actor, e.Fence, high)
 		default:
-			return fmt.Sprintf("%s's write carried fence %d, below the resource's highest fence accepted (%d): refused.", e.Actor, e.Epoch, high)
+			return fmt.Sprintf("%s's write carried fence %d, below the resource's highest fence accepted (%d): refused.", e.Actor, e.Fence, high)
 		}
 	}
 	return strings.TrimSpace(last.Note)

@@ -79,15 +79,15 @@ func (s Snapshot) prevCoordinator() *scenario.Lease {
 // before the last step: its initial fence and every accepted write's.
 func (s Snapshot) highestAccepted() (now, before int64) {
 	high := func(effects []scenario.Effect) int64 {
-		h := s.Scenario.Resource.Epoch
+		h := s.Scenario.Resource.Fence
 		for _, e := range effects {
 			if e.Accepted {
-				h = max(h, e.Epoch)
+				h = max(h, e.Fence)
 			}
 		}
 		return h
 	}
-	now, before = high(s.View.Resource.Effects), s.Scenario.Resource.Epoch
+	now, before = high(s.View.Resource.Effects), s.Scenario.Resource.Fence
 	if n := len(s.Steps); n >= 2 {
 		before = high(s.Steps[n-2].Resource.Effects)
 	}
@@ -96,7 +96,7 @@ func (s Snapshot) highestAccepted() (now, before int64) {
 
 func (s Snapshot) prevResource() (int64, json.RawMessage) {
 	if n := len(s.Steps); n >= 2 {
-		return s.Steps[n-2].Resource.Epoch, s.Steps[n-2].Resource.Value
+		return s.Steps[n-2].Resource.Fence, s.Steps[n-2].Resource.Value
 	}
-	return s.Scenario.Resource.Epoch, s.Scenario.Resource.Value
+	return s.Scenario.Resource.Fence, s.Scenario.Resource.Value
 }
