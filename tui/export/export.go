@@ -24,8 +24,14 @@ import (
 // TUI's renderer and so lives here, above the engine.
 func Formats() []string { return append(transcript.Formats(), "cast", "html") }
 
-// Render writes a transcript in one of Formats.
+// Render writes a transcript in one of Formats, in this release's reading:
+// an older file converted (replay --format) comes out upgraded, its JSON
+// in v3's keys, as the replay shows it.
 func Render(t transcript.Transcript, format string) ([]byte, error) {
+	t, err := t.Upgraded()
+	if err != nil {
+		return nil, err
+	}
 	switch format {
 	case "cast":
 		var b bytes.Buffer
