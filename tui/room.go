@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -128,6 +129,12 @@ func (m Model) toggleFollow() (tea.Model, tea.Cmd) {
 	r.Following = !r.Following
 	m.Room = &r
 	if !r.Following {
+		// A follow still queued from before would move a run that is now
+		// on its own; only a push may.
+		m.queue = slices.DeleteFunc(slices.Clone(m.queue), func(o op) bool {
+			f, ok := o.(follow)
+			return ok && !f.lead.Push
+		})
 		m.Status = []text.Span{text.Plain("On your own: the presenter's steps no longer move your run. F rejoins.")}
 		return m, m.reportSeat()
 	}

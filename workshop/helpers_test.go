@@ -90,7 +90,8 @@ func serve(t testing.TB, d db, cfg workshop.Config) *workshop.Room {
 		cfg.MaxConns = 4
 	}
 	if cfg.SSH.Log == nil {
-		cfg.SSH.Log = slog.New(slog.NewTextHandler(testWriter{t}, nil))
+		// Debug: a failing test shows every lead each attendee was given.
+		cfg.SSH.Log = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	if cfg.OnError == nil {
 		cfg.OnError = func(err error) { t.Logf("room %s: %v", cfg.Room, err) }

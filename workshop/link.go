@@ -19,6 +19,7 @@ import (
 // lost.
 type seatLink struct {
 	*reports
+	user string
 
 	leadMu sync.Mutex
 	inbox  *tui.Inbox
@@ -27,19 +28,21 @@ type seatLink struct {
 
 var _ tui.Room = (*seatLink)(nil)
 
-func newSeatLink(store *room.Store, seats *seatBatcher, inbox *tui.Inbox, stats *Backlog) *seatLink {
-	return &seatLink{reports: newReportsVia(store, seats.Report, func(m tea.Msg) { inbox.Push(m) }, stats), inbox: inbox}
+func newSeatLink(store *room.Store, seats *seatBatcher, inbox *tui.Inbox, stats *Backlog, user string) *seatLink {
+	return &seatLink{reports: newReportsVia(store, seats.Report, func(m tea.Msg) { inbox.Push(m) }, stats), inbox: inbox, user: user}
 }
 
-// lead passes a lead on to the program unless it is older than the last.
-func (l *seatLink) lead(ld room.Lead) {
+// lead passes a lead on to the program unless it is older than the last,
+// and says whether it did.
+func (l *seatLink) lead(ld room.Lead) bool {
 	l.leadMu.Lock()
 	defer l.leadMu.Unlock()
 	if ld.Seq <= l.last {
-		return
+		return false
 	}
 	l.last = ld.Seq
 	l.inbox.Push(tui.LeadMsg(ld))
+	return true
 }
 
 // forget lets the next lead through whatever its Seq: a room made again

@@ -192,13 +192,23 @@ func (r *Room) heard(ev room.Event) {
 	switch {
 	case ev.Kind == room.LeadChanged && ev.Lead != nil:
 		for _, l := range r.links() {
-			l.lead(*ev.Lead)
+			r.leadTo(l, *ev.Lead, "heard")
 		}
 	case ev.Kind == room.RoomEnded:
 		// A room made again starts its leads from one.
 		for _, l := range r.links() {
 			l.forget()
 		}
+	}
+}
+
+// leadTo passes a lead to one attendee's program, and logs it at debug
+// level: which leads reached whom, in what order, is what a question
+// about an attendee's position needs.
+func (r *Room) leadTo(l *seatLink, ld room.Lead, why string) {
+	passed := l.lead(ld)
+	if log := r.cfg.SSH.Log; log != nil {
+		log.Debug("lead", "user", l.user, "why", why, "seq", ld.Seq, "scenario", ld.Scenario, "pos", ld.Pos, "t", ld.T, "push", ld.Push, "passed", passed)
 	}
 }
 
@@ -229,7 +239,7 @@ func (r *Room) attendee(ctx context.Context, s sshroom.Session) (tea.Model, func
 		leave()
 		return nil, nil, fmt.Errorf("cannot open a run for %s: %w", s.User, err)
 	}
-	link := newSeatLink(r.store, r.seats, s.Inbox, &r.backlog)
+	link := newSeatLink(r.store, r.seats, s.Inbox, &r.backlog, s.User)
 	// The model outlives App's context, which ends with the session: its
 	// own Close, in the cleanup, ends what it started.
 	m, err := tui.NewModel(context.WithoutCancel(ctx), tui.Config{
@@ -249,7 +259,7 @@ func (r *Room) attendee(ctx context.Context, s sshroom.Session) (tea.Model, func
 	r.mu.Unlock()
 	if l, err := r.store.Lead(ctx); err == nil && l != nil {
 		// Join the presenter where they are now.
-		link.lead(*l)
+		r.leadTo(link, *l, "joined")
 	}
 	cleanup := func() {
 		r.mu.Lock()
