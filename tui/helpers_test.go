@@ -23,13 +23,19 @@ func fixedNow() time.Time { return time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC
 // model of size w×h. The model and its runs are closed when the test ends.
 func openModel(t testing.TB, name string, k scenario.Knobs, w, h int) Model {
 	t.Helper()
+	return openBuiltin(t, enginetest.Host(t, pgtest.DSN(t)), name, k, w, h)
+}
+
+// openBuiltin opens a built-in scenario on host (nil: a host of the run's
+// own) with questions off: stepping tests step through pivotal steps, and
+// the tests of questions use openScenarioModel.
+func openBuiltin(t testing.TB, host *engine.Host, name string, k scenario.Knobs, w, h int) Model {
+	t.Helper()
 	sc, err := scenario.Load(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Stepping tests step through pivotal steps: questions are off here,
-	// and on in the tests of questions (openScenarioModel).
-	return openScenarioModel(t, sc, k, w, h, func(c *Config) { c.NoAsk = true })
+	return openOn(t, host, sc, k, w, h, func(c *Config) { c.NoAsk = true })
 }
 
 // openScenarioModel opens sc live and wraps it in a model sized w×h;
@@ -46,11 +52,7 @@ func openScenarioModel(t testing.TB, sc *scenario.Scenario, k scenario.Knobs, w,
 // a shared host's other runs would feel.
 func openOwnHost(t testing.TB, name string, k scenario.Knobs, w, h int) Model {
 	t.Helper()
-	sc, err := scenario.Load(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return openOn(t, nil, sc, k, w, h, func(c *Config) { c.NoAsk = true })
+	return openBuiltin(t, nil, name, k, w, h)
 }
 
 // openOn opens sc live on host (nil: a host of the run's own) and wraps it

@@ -363,7 +363,7 @@ func jsonKind(goKind string) string {
 	return goKind
 }
 
-// checkPair validates epoch and value; value is required but may be null.
+// checkPair validates the fence and value; value is required but may be null.
 func checkPair(rawFence, rawEpoch, rawValue json.RawMessage) (int64, json.RawMessage, reply, bool) {
 	// "epoch", the fence's name before this release, is still read, so
 	// that no script written for it stops working.
@@ -372,7 +372,7 @@ func checkPair(rawFence, rawEpoch, rawValue json.RawMessage) (int64, json.RawMes
 	} else if rawEpoch != nil {
 		return 0, nil, fail(http.StatusBadRequest, `send the fence once, as "fence"; "epoch" is its old name`), false
 	}
-	epoch, err := fixtures.ParseFence(rawFence)
+	fence, err := fixtures.ParseFence(rawFence)
 	if err != nil {
 		return 0, nil, fail(http.StatusBadRequest, "%v", err), false
 	}
@@ -386,7 +386,7 @@ func checkPair(rawFence, rawEpoch, rawValue json.RawMessage) (int64, json.RawMes
 	if err := json.Compact(&buf, rawValue); err != nil {
 		return 0, nil, fail(http.StatusBadRequest, "value is not valid JSON: %v", err), false
 	}
-	return epoch, buf.Bytes(), reply{}, true
+	return fence, buf.Bytes(), reply{}, true
 }
 
 func clipText(s string) string {

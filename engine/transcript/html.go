@@ -2,6 +2,7 @@ package transcript
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 )
@@ -25,12 +26,12 @@ const (
 func WriteHTMLEmbed(w io.Writer, t Transcript) error {
 	var b bytes.Buffer
 	b.WriteString(htmlOpen)
-	data, err := t.encode("", true)
-	if err != nil {
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(true)
+	if err := enc.Encode(t); err != nil {
 		return fmt.Errorf("cannot write the transcript into the page: %w", err)
 	}
-	b.Write(data)
-	b.WriteString("\n" + htmlClose)
+	b.WriteString(htmlClose)
 	if _, err := w.Write(b.Bytes()); err != nil {
 		return fmt.Errorf("cannot write the transcript into the page: %w", err)
 	}

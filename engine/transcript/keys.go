@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 )
 
 // v1 and v2 called the resource's fence "epoch" in their JSON, though the
@@ -38,17 +39,17 @@ func fenceKeys() [][]string {
 	return paths
 }
 
-// oldKey is a v3 key's name in v1 and v2.
-func oldKey(now string) string {
-	if now == "stored_fence" {
+// oldKey is a fence key's name in v1 and v2, whichever name it has now.
+func oldKey(k string) string {
+	if strings.HasPrefix(k, "stored_") {
 		return "stored_epoch"
 	}
 	return "epoch"
 }
 
-// newKey is a v1 or v2 key's name in v3.
-func newKey(was string) string {
-	if was == "stored_epoch" {
+// newKey is a fence key's name in v3, whichever name it has now.
+func newKey(k string) string {
+	if strings.HasPrefix(k, "stored_") {
 		return "stored_fence"
 	}
 	return "fence"
@@ -60,19 +61,43 @@ func oldFormat(format string) bool { return format == FormatV1 || format == Form
 // errBothKeys marks an old file that holds a fence under v3's name.
 var errBothKeys = errors.New("holds a key of a newer format")
 
+// formatOf is the top-level "format" of transcript JSON, "" when it has
+// none or is not an object. leaserace writes the format first, so this
+// reads one key of a file it wrote, not the whole file.
+func formatOf(data []byte) string {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return ""
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return ""
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return ""
+		}
+		if key == "format" {
+			var f string
+			_ = json.Unmarshal(v, &f)
+			return f
+		}
+	}
+	return ""
+}
+
 // renameKeys rewrites the keys at the fence's places in the JSON text
 // data: to v3's names when toNew, else to v1 and v2's. Only the keys'
 // bytes change, so every value (a scenario's own values may hold a key
 // named "epoch") keeps its exact text. Reading old text, a key already
 // in v3's words at one of those places is an error: no release wrote it.
 func renameKeys(data []byte, toNew bool) ([]byte, error) {
-	places := fenceKeys()
-	name := func(p []string) string { return p[len(p)-1] }
-	if !toNew {
-		// The places are written in the old names; match the new ones.
-		for i, p := range places {
-			places[i] = append(slices.Clone(p[:len(p)-1]), newKey(name(p)))
-		}
+	places := fenceKeys() // in the old names
+	// at reports whether path p, its last key in the old names, is one of
+	// the places.
+	at := func(p []string) bool {
+		return slices.ContainsFunc(places, func(q []string) bool { return slices.Equal(q, p) })
 	}
 	type frame struct {
 		object, wantKey bool
@@ -83,6 +108,8 @@ func renameKeys(data []byte, toNew bool) ([]byte, error) {
 		out   bytes.Buffer
 		done  int64 // data[:done] is already in out
 	)
+	// path is where key stands: the keys of the objects around it, "*"
+	// for an array's element, and key in the old names.
 	path := func(key string) []string {
 		p := make([]string, 0, len(stack))
 		for _, f := range stack[:len(stack)-1] {
@@ -92,7 +119,7 @@ func renameKeys(data []byte, toNew bool) ([]byte, error) {
 				p = append(p, "*")
 			}
 		}
-		return append(p, key)
+		return append(p, oldKey(key))
 	}
 	// value marks the end of a value in the frame on top.
 	value := func() {
@@ -124,39 +151,31 @@ func renameKeys(data []byte, toNew bool) ([]byte, error) {
 				value()
 			}
 		case string:
-			if n := len(stack); n > 0 && stack[n-1].object && stack[n-1].wantKey {
-				stack[n-1].key, stack[n-1].wantKey = tok, false
-				p := path(tok)
-				for _, place := range places {
-					if !slices.Equal(place, p) {
-						continue
-					}
-					to := oldKey(tok)
-					if toNew {
-						to = newKey(tok)
-					}
-					start := prevEnd
-					for start < end && bytes.IndexByte([]byte(" \t\r\n,"), data[start]) >= 0 {
-						start++
-					}
-					out.Write(data[done:start])
-					out.WriteString(`"` + to + `"`)
-					done = end
-					break
-				}
-				if toNew && (tok == "fence" || tok == "stored_fence") {
-					// A v3 name where an old file has "epoch".
-					was := slices.Clone(p)
-					was[len(was)-1] = oldKey(tok)
-					for _, place := range places {
-						if slices.Equal(place, was) {
-							return nil, fmt.Errorf("%w: %q where its format says %q", errBothKeys, tok, oldKey(tok))
-						}
-					}
-				}
+			top := len(stack) - 1
+			if top < 0 || !stack[top].object || !stack[top].wantKey {
+				value()
 				break
 			}
-			value()
+			stack[top].key, stack[top].wantKey = tok, false
+			from, to := oldKey(tok), newKey(tok) // the names this key may have
+			if !toNew {
+				from, to = to, from
+			}
+			switch {
+			case tok == to:
+				// A v3 name where an old file has "epoch"?
+				if toNew && at(path(tok)) {
+					return nil, fmt.Errorf("%w: %q where its format says %q", errBothKeys, tok, oldKey(tok))
+				}
+			case tok == from && at(path(tok)):
+				start := prevEnd
+				for start < end && strings.IndexByte(" \t\r\n,", data[start]) >= 0 {
+					start++
+				}
+				out.Write(data[done:start])
+				out.WriteString(`"` + to + `"`)
+				done = end
+			}
 		default:
 			value()
 		}

@@ -312,7 +312,7 @@ func MovesOf(steps []Step) string {
 // anywhere.
 func (t Transcript) ComputeDigest() (string, error) {
 	t.Digest, t.Meta, t.Presenter, t.Asks, t.Played = "", nil, nil, nil, nil
-	b, err := t.encode("", true)
+	b, err := json.Marshal(t)
 	if err != nil {
 		return "", fmt.Errorf("cannot encode transcript for its digest: %w", err)
 	}
@@ -338,33 +338,15 @@ func (t *Transcript) Seal() error {
 }
 
 // WriteJSON writes the transcript, indented, with a trailing newline, in
-// its own format's keys.
+// its own format's keys (MarshalJSON).
 func (t Transcript) WriteJSON(w io.Writer) error {
-	b, err := t.encode("  ", false)
-	if err != nil {
-		return fmt.Errorf("cannot write transcript: %w", err)
-	}
-	if _, err := w.Write(b); err != nil {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(t); err != nil {
 		return fmt.Errorf("cannot write transcript: %w", err)
 	}
 	return nil
-}
-
-// encode is the transcript's JSON (see MarshalJSON), indented by indent
-// ("": compact, as json.Marshal writes it), with a newline after it when
-// indented.
-func (t Transcript) encode(indent string, escapeHTML bool) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetIndent("", indent)
-	enc.SetEscapeHTML(escapeHTML)
-	if err := enc.Encode(t); err != nil {
-		return nil, err
-	}
-	if indent == "" {
-		return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
-	}
-	return b.Bytes(), nil
 }
 
 // MarshalJSON writes the transcript in its own format's keys: a v1 or v2
@@ -419,12 +401,9 @@ func Read(r io.Reader) (Transcript, error) {
 		return t, fmt.Errorf("%w: it %w (its values may nest at most %d)", ErrNotTranscript, err, scenario.MaxValueDepth)
 	}
 	// v1 and v2 called the fence "epoch": read them in v3's keys.
-	var head struct {
-		Format string `json:"format"`
-	}
-	if json.Unmarshal(data, &head) == nil && oldFormat(head.Format) {
+	if f := formatOf(data); oldFormat(f) {
 		if data, err = renameKeys(data, true); err != nil {
-			return t, fmt.Errorf("%w: a %s transcript %w", ErrNotTranscript, version(head.Format), err)
+			return t, fmt.Errorf("%w: a %s transcript %w", ErrNotTranscript, version(f), err)
 		}
 	}
 	// v1 called the presenter's log "session".
@@ -562,7 +541,7 @@ func clipText(s string) string {
 // digest is for the caller to compute anew. The words are matched in the
 // file's JSON text, so they must not hold characters JSON escapes.
 func (t Transcript) Reworded(rs []scenario.Renaming) (Transcript, error) {
-	data, err := t.encode("", true)
+	data, err := json.Marshal(t)
 	if err != nil {
 		return t, fmt.Errorf("cannot reword the transcript: %w", err)
 	}

@@ -88,7 +88,9 @@ type goalRow struct {
 	Knobs string
 }
 
-// Write writes the page for a transcript.
+// Write writes the page for a transcript in this release's format, as
+// export.Render hands it over (an older file upgraded): the page's script
+// reads v3's keys.
 func Write(w io.Writer, tr transcript.Transcript) error {
 	t, err := template.New("page").Parse(pageTmpl)
 	if err != nil {
@@ -116,12 +118,6 @@ func Render(tr transcript.Transcript) ([]byte, error) {
 }
 
 func pageOf(tr transcript.Transcript) (page, error) {
-	// The page's script reads this release's keys (an older file's
-	// "epoch" is "fence" now), so it carries an older file upgraded.
-	tr, err := tr.Upgraded()
-	if err != nil {
-		return page{}, err
-	}
 	var data bytes.Buffer
 	if err := transcript.WriteHTMLEmbed(&data, tr); err != nil {
 		return page{}, err
