@@ -132,14 +132,8 @@ func TestCleanupDSN(t *testing.T) {
 
 func TestCleanupContainer(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if err := pgserver.DockerAvailable(ctx); err != nil {
-		if os.Getenv("LEASERACE_REQUIRE_POSTGRES") == "1" {
-			t.Fatalf("no Docker engine (LEASERACE_REQUIRE_POSTGRES=1): %v", err)
-		}
-		t.Skipf("no Docker engine: %v", err)
-	}
+	// The binary would pull a missing image; tests never do.
+	pgtest.ContainerReady(t)
 	// Containers are slow to start; the endings share go test's -parallel
 	// slots with the rest of the package, and each run's containers are
 	// told apart by their session label.

@@ -21,6 +21,7 @@ import (
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/leaserace/leaserace/engine/pgserver"
+	"github.com/leaserace/leaserace/engine/pgtest"
 	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
 )
@@ -168,9 +169,7 @@ func TestSIGKILLDuringContainerStartIsSweptByTheNextStart(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	if err := pgserver.DockerAvailable(ctx); err != nil {
-		requireOrSkip(t, fmt.Sprintf("no Docker engine: %v", err))
-	}
+	pgtest.ContainerReady(t)
 	if os.Geteuid() != 0 {
 		t.Skip("needs root for a host name of its own (unshare --uts)")
 	}

@@ -295,6 +295,20 @@ func removeAbandonedContainers(ctx context.Context, me owner, progress func(stri
 // ErrNoDocker means no Docker engine answered.
 var ErrNoDocker = errors.New("no Docker engine answers")
 
+// ErrNoImage means the image is not on the Docker engine and the provider
+// may not pull it (LocalImageOnly).
+var ErrNoImage = errors.New("the PostgreSQL image is not on this Docker engine")
+
+// Ready says whether Start could run a container without pulling: a Docker
+// engine answers (else ErrNoDocker) and already holds the image (else
+// ErrNoImage). Tests ask it before they start one, since they never pull.
+func (p ContainerProvider) Ready(ctx context.Context) error {
+	if err := DockerAvailable(ctx); err != nil {
+		return err
+	}
+	return imagePresent(ctx, p.image())
+}
+
 // imagePresent asks the engine whether it already holds image.
 func imagePresent(ctx context.Context, image string) error {
 	ctx, cancel := context.WithTimeout(ctx, dockerCheckTimeout)
@@ -304,10 +318,15 @@ func imagePresent(ctx context.Context, image string) error {
 		return fmt.Errorf("%w: %w", ErrNoDocker, err)
 	}
 	defer cli.Close()
-	if _, err := cli.ImageInspect(ctx, image); err != nil {
-		return fmt.Errorf("image %s is not on this Docker engine and pulling is off: build it (.ci/run does) or name a local one with LEASERACE_PG_IMAGE: %w", image, err)
+	_, err = cli.ImageInspect(ctx, image)
+	switch {
+	case err == nil:
+		return nil
+	case cerrdefs.IsNotFound(err):
+		return fmt.Errorf("%w: %s is not there, and pulling is off: pull it (docker pull %s), build one (.ci/run builds local/postgres:15 from Debian's packages) or name a local one with LEASERACE_PG_IMAGE", ErrNoImage, image, image)
+	default:
+		return fmt.Errorf("asking the Docker engine for image %s: %w", image, err)
 	}
-	return nil
 }
 
 // DockerAvailable reports whether a Docker engine answers, within about two

@@ -84,9 +84,7 @@ func startLocal(t testing.TB, progress func(string)) *pgserver.Server {
 func startContainer(t testing.TB, progress func(string)) *pgserver.Server {
 	t.Helper()
 	ctx := providerCtx(t)
-	if err := pgserver.DockerAvailable(ctx); err != nil {
-		unavailable(t, "no Docker engine", err)
-	}
+	pgtest.ContainerReady(t)
 	srv, err := pgserver.ContainerProvider{LocalImageOnly: true}.Start(ctx, progress)
 	if err != nil {
 		t.Fatalf("container provider: %v", err)
@@ -442,6 +440,34 @@ func TestLocalProviderRemovesAbandonedClusters(t *testing.T) {
 		}
 	}
 	selectOne(t, live.DSN)
+}
+
+// An image the engine lacks, with pulling off, is refused before any
+// container is asked for, with a typed error that says how to get one.
+func TestContainerProviderWithoutTheImage(t *testing.T) {
+	t.Parallel()
+	pgtest.ContainerReady(t) // an engine with the image tests use: Ready agrees
+	ctx := providerCtx(t)
+	if err := (pgserver.ContainerProvider{}).Ready(ctx); err != nil {
+		t.Fatalf("Ready with the tests' image: %v", err)
+	}
+	const absent = "leaserace-test/no-such-image:0"
+	p := pgserver.ContainerProvider{Image: absent, LocalImageOnly: true, Made: func(id string) {
+		t.Errorf("a container start %s was begun for an image that is not there", id)
+	}}
+	if err := p.Ready(ctx); !errors.Is(err, pgserver.ErrNoImage) {
+		t.Errorf("Ready: %v, want ErrNoImage", err)
+	}
+	srv, err := p.Start(ctx, nil)
+	if srv != nil {
+		_ = srv.Close(ctx)
+	}
+	if !errors.Is(err, pgserver.ErrNoImage) || errors.Is(err, pgserver.ErrNoDocker) {
+		t.Fatalf("Start: %v, want ErrNoImage alone", err)
+	}
+	if !strings.Contains(err.Error(), "docker pull "+absent) {
+		t.Errorf("the error does not say how to get the image: %v", err)
+	}
 }
 
 func TestContainerProviderStartsAndCleansUp(t *testing.T) {

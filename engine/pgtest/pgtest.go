@@ -436,10 +436,8 @@ func NewLocal(t testing.TB) *pgserver.Server {
 func NewContainer(t testing.TB) *pgserver.Server {
 	t.Helper()
 	h := mustHarness(t)
+	ContainerReady(t)
 	ctx := startCtx(t)
-	if err := pgserver.DockerAvailable(ctx); err != nil {
-		unavailable(t, fmt.Sprintf("no Docker engine: %v", err))
-	}
 	made := func(startID string) { h.watcher.addLine(startedContainers, startID) }
 	srv, err := h.started(pgserver.ContainerProvider{LocalImageOnly: true, Made: made}.Start(ctx, nil))
 	if err != nil {
@@ -447,6 +445,23 @@ func NewContainer(t testing.TB) *pgserver.Server {
 	}
 	t.Cleanup(func() { _ = srv.Close(context.Background()) })
 	return srv
+}
+
+// ContainerReady skips the test, or fails it under
+// LEASERACE_REQUIRE_POSTGRES=1, unless a Docker engine answers and already
+// holds the container provider's image (LEASERACE_PG_IMAGE, else
+// pgserver.DefaultPGImage): tests never pull one. Tests that run the
+// binary with --pg container ask it first, as NewContainer does.
+func ContainerReady(t testing.TB) {
+	t.Helper()
+	err := pgserver.ContainerProvider{LocalImageOnly: true}.Ready(startCtx(t))
+	switch {
+	case err == nil:
+	case errors.Is(err, pgserver.ErrNoImage):
+		unavailable(t, fmt.Sprintf("no container for this test (tests never pull an image): %v", err))
+	default:
+		unavailable(t, fmt.Sprintf("no Docker engine: %v", err))
+	}
 }
 
 func startCtx(t testing.TB) context.Context {
