@@ -3,8 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -96,13 +94,10 @@ func tmuxStart(t *testing.T, w, h int, line ...string) (*tmuxSession, string) {
 	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	s := &tmuxSession{t: t, socket: "leaserace-test-" + hex.EncodeToString(b[:])}
+	s := newTmuxSession(t)
 	if out, err := s.tmux("new-session", "-d", "-s", "lr", "-x", strconv.Itoa(w), "-y", strconv.Itoa(h), "sh "+shellQuote(script)); err != nil {
 		t.Fatalf("tmux new-session: %v %s", err, out)
 	}
-	t.Cleanup(func() { _, _ = s.tmux("kill-server") })
 	_, _ = s.tmux("set-option", "-t", "lr", "remain-on-exit", "on")
 	return s, status
 }

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"net"
 	"os"
@@ -78,10 +76,7 @@ func TestServeOverOpenSSHInTmux(t *testing.T) {
 		t.Errorf("stderr does not say how to connect:\n%s", s.stderr.String())
 	}
 
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	tm := &tmuxSession{t: t, socket: "leaserace-serve-" + hex.EncodeToString(b[:])}
-	t.Cleanup(func() { _, _ = tm.tmux("kill-server") })
+	tm := newTmuxSession(t)
 	for _, who := range []string{"alice", "bob"} {
 		line := fmt.Sprintf("ssh -tt -p %s -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR %s@127.0.0.1; echo EXIT=$?; sleep 600", port, who)
 		if out, err := tm.tmux("new-session", "-d", "-s", who, "-x", "120", "-y", "40", line); err != nil {

@@ -22,11 +22,31 @@ import (
 // own, the way a presenter at a terminal would.
 type tmuxSession struct {
 	t      *testing.T
-	socket string
+	socket string // the server's socket path
+}
+
+// newTmuxSession gives a test a tmux server of its own, on a socket in a
+// directory of its own: tmux leaves its socket file behind when the server
+// is killed, and a name under /tmp/tmux-UID (-L) left one there for every
+// test that ever ran. When the test ends the server is killed and the
+// directory removed. The directory is made with MkdirTemp, not t.TempDir:
+// a test's name can make the path longer than a Unix socket's limit.
+func newTmuxSession(t *testing.T) *tmuxSession {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "lr-tmux-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &tmuxSession{t: t, socket: filepath.Join(dir, "s")}
+	t.Cleanup(func() {
+		_, _ = s.tmux("kill-server")
+		_ = os.RemoveAll(dir)
+	})
+	return s
 }
 
 func (s *tmuxSession) tmux(args ...string) (string, error) {
-	out, err := exec.Command("tmux", append([]string{"-L", s.socket, "-f", "/dev/null"}, args...)...).CombinedOutput()
+	out, err := exec.Command("tmux", append([]string{"-S", s.socket, "-f", "/dev/null"}, args...)...).CombinedOutput()
 	return string(out), err
 }
 
@@ -508,5 +528,34 @@ func TestTmuxHangupIgnoredUnderNohup(t *testing.T) {
 	s.keys("q")
 	if code := exitStatus(t, s, status); code != "0" {
 		t.Fatalf("exit status after q: %q, want 0; screen:\n%s", code, s.screen())
+	}
+}
+
+// The tests' tmux servers leave nothing behind: not the server, not the
+// socket file tmux keeps after kill-server.
+func TestTmuxSessionLeavesNoSocket(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed")
+	}
+	var socket string
+	t.Run("session", func(t *testing.T) {
+		s := newTmuxSession(t)
+		socket = s.socket
+		if out, err := s.tmux("new-session", "-d", "-s", "lr", "sleep 600"); err != nil {
+			t.Fatalf("tmux new-session: %v %s", err, out)
+		}
+		if _, err := os.Stat(socket); err != nil {
+			t.Fatalf("the server's socket is not where the session says: %v", err)
+		}
+	})
+	if _, err := os.Stat(socket); !os.IsNotExist(err) {
+		t.Errorf("the socket %s is still there after the test (%v)", socket, err)
+	}
+	if _, err := os.Stat(filepath.Dir(socket)); !os.IsNotExist(err) {
+		t.Errorf("the socket's directory is still there after the test (%v)", err)
+	}
+	if out, err := exec.Command("tmux", "-S", socket, "list-sessions").CombinedOutput(); err == nil {
+		t.Errorf("the tmux server still answers after the test:\n%s", out)
 	}
 }
