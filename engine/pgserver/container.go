@@ -79,7 +79,11 @@ func (p ContainerProvider) Start(ctx context.Context, progress func(string)) (*S
 	image := p.image()
 
 	report(progress, "checking Docker")
-	if err := DockerAvailable(ctx); err != nil {
+	check := DockerAvailable
+	if p.LocalImageOnly {
+		check = p.Ready // and the image, which must not be pulled
+	}
+	if err := check(ctx); err != nil {
 		return nil, err
 	}
 	// Every container is labelled with its owner, so that if this process
@@ -88,11 +92,6 @@ func (p ContainerProvider) Start(ctx context.Context, progress func(string)) (*S
 	if me, err := currentOwner(); err == nil {
 		removeAbandonedContainers(ctx, me, progress)
 		labels = me.labels()
-	}
-	if p.LocalImageOnly {
-		if err := imagePresent(ctx, image); err != nil {
-			return nil, err
-		}
 	}
 
 	// A fresh password each time: the port is published on the host, and the
