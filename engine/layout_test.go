@@ -224,10 +224,11 @@ func inTree(imp, pkg string) bool {
 }
 
 // lightCore are the packages that must build without the container
-// provider: the engine, its room and batch runners, and the renderer. Only
-// engine/pgserver (and what wires it: cmd, tests) may pull Docker in.
+// provider: the engine, its room and batch runners, the other providers,
+// the renderer and the TUI. Only engine/pgserver/pgcontainer (and what
+// wires it: choose, cmd, containertest) may pull Docker in.
 func lightCore() []string {
-	return []string{"engine", "engine/room", "engine/batch", "tui/screen"}
+	return []string{"engine", "engine/room", "engine/batch", "engine/pgserver", "engine/pgtest", "tui/screen", "tui", "workshop", "sshroom"}
 }
 
 // isDockerPackage names the import paths of the container stack.
@@ -243,9 +244,42 @@ func TestCoreBuildsWithoutDocker(t *testing.T) {
 	graph := importGraph(t, lightCore()...)
 	for _, pkg := range lightCore() {
 		if chain := importChain(graph, modulePath+pkg, isDockerPackage); chain != nil {
-			t.Errorf("%s builds with %s (%s): the container stack belongs to engine/pgserver; what the core needs of it goes in a small package such as engine/pgdsn",
+			t.Errorf("%s builds with %s (%s): the container stack belongs to engine/pgserver/pgcontainer; what the core needs of it goes in a small package such as engine/pgdsn",
 				pkg, chain[len(chain)-1], strings.Join(chain, " → "))
 		}
+	}
+}
+
+// TestOnlyContainerTestsLinkDocker: a test binary links the container
+// stack (89 packages, about 5 s of CPU a run to link and start) only when
+// its package's tests run containers, which they say by calling
+// containertest.Main, or when the package itself builds with it.
+func TestOnlyContainerTestsLinkDocker(t *testing.T) {
+	t.Parallel()
+	graph := importGraphOf(t, "-test", "./...")
+	const containertest = modulePath + "engine/pgtest/containertest"
+	binaries := 0
+	for node := range graph {
+		pkg, ok := strings.CutSuffix(node, ".test")
+		if !ok || !strings.HasPrefix(pkg, modulePath) {
+			continue
+		}
+		binaries++
+		chain := importChain(graph, node, isDockerPackage)
+		if chain == nil || importChain(graph, node, func(p string) bool {
+			path, _, _ := strings.Cut(p, " ") // and its test variants
+			return path == containertest
+		}) != nil {
+			continue
+		}
+		if importChain(graph, pkg, isDockerPackage) != nil {
+			continue // the package itself runs containers (cmd/leaserace)
+		}
+		t.Errorf("the tests of %s link the container stack (%s) without calling containertest.Main: keep Docker out of them, or run containers through containertest",
+			strings.TrimPrefix(pkg, modulePath), strings.Join(chain, " → "))
+	}
+	if binaries < 20 {
+		t.Fatalf("go list -test found %d test binaries of the module, fewer than it has", binaries)
 	}
 }
 
@@ -276,14 +310,30 @@ func TestScreenBuildsLight(t *testing.T) {
 // -deps` reports them for this module.
 func importGraph(t *testing.T, pkgs ...string) map[string][]string {
 	t.Helper()
+	args := make([]string, len(pkgs))
+	for i, p := range pkgs {
+		args[i] = "./" + p
+	}
+	graph := importGraphOf(t, args...)
+	for _, p := range pkgs {
+		if _, ok := graph[modulePath+p]; !ok {
+			t.Fatalf("go list -deps did not list %s", p)
+		}
+	}
+	return graph
+}
+
+// importGraphOf is importGraph for go list's own arguments (flags such as
+// -test, and patterns).
+func importGraphOf(t *testing.T, listArgs ...string) map[string][]string {
+	t.Helper()
 	gocmd, err := exec.LookPath("go")
 	if err != nil {
 		t.Fatalf("the go command is not on PATH, and the import graph comes from go list: %v", err)
 	}
-	args := []string{"list", "-deps", "-f", "{{.ImportPath}} {{join .Imports \" \"}}"}
-	for _, p := range pkgs {
-		args = append(args, "./"+p)
-	}
+	// Tabs between fields: a test variant's path has a space in it
+	// ("p [p.test]").
+	args := append([]string{"list", "-deps", "-f", "{{.ImportPath}}\t{{join .Imports \"\\t\"}}"}, listArgs...)
 	cmd := exec.Command(gocmd, args...)
 	cmd.Dir = moduleRoot(t)
 	var stderr bytes.Buffer
@@ -294,14 +344,9 @@ func importGraph(t *testing.T, pkgs ...string) map[string][]string {
 	}
 	graph := map[string][]string{}
 	for line := range strings.Lines(string(out)) {
-		f := strings.Fields(line)
-		if len(f) > 0 {
-			graph[f[0]] = f[1:]
-		}
-	}
-	for _, p := range pkgs {
-		if _, ok := graph[modulePath+p]; !ok {
-			t.Fatalf("go list -deps did not list %s: %s", p, out)
+		f := strings.Split(strings.TrimRight(line, "\n"), "\t")
+		if f[0] != "" {
+			graph[f[0]] = slices.DeleteFunc(f[1:], func(imp string) bool { return imp == "" })
 		}
 	}
 	return graph

@@ -31,7 +31,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/leaserace/leaserace/cmd/leaserace/internal/cli"
-	"github.com/leaserace/leaserace/engine/pgserver"
+	"github.com/leaserace/leaserace/engine/pgserver/pgcontainer"
 	"github.com/leaserace/leaserace/engine/pgtest"
 	"github.com/moby/moby/client"
 	"github.com/shirou/gopsutil/v4/process"
@@ -654,7 +654,7 @@ func ourContainers(t *testing.T, session string) map[string]uint16 {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if pgserver.DockerAvailable(ctx) != nil {
+	if pgcontainer.DockerAvailable(ctx) != nil {
 		return nil
 	}
 	cli, err := testcontainers.NewDockerClientWithOpts(ctx)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/leaserace/leaserace/engine/pgtest"
+	"github.com/leaserace/leaserace/engine/pgtest/containertest"
 	"github.com/leaserace/leaserace/internal/testwait"
 )
 
@@ -40,7 +41,7 @@ func TestMain(m *testing.M) {
 		testwait.WaitingInParallel()
 		hangupAtDefault()
 	}
-	pgtest.Main(m)
+	containertest.Main(m)
 }
 
 // hangupAtDefault makes the binaries the tests start get SIGHUP at its
@@ -59,7 +60,7 @@ func buildBinary() error {
 	if err != nil {
 		return err
 	}
-	// pgtest.Main ends with os.Exit, so no defer of ours would run: a shell
+	// containertest.Main ends with os.Exit, so no defer of ours would run: a shell
 	// that waits for this process's end removes the directory instead.
 	r, w, err := os.Pipe()
 	if err != nil {

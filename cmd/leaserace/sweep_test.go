@@ -20,7 +20,7 @@ import (
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
-	"github.com/leaserace/leaserace/engine/pgserver"
+	"github.com/leaserace/leaserace/engine/pgserver/pgcontainer"
 	"github.com/leaserace/leaserace/engine/pgtest"
 	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
@@ -185,7 +185,7 @@ func TestSIGKILLDuringContainerStartIsSweptByTheNextStart(t *testing.T) {
 	t.Cleanup(func() { cli.Close() })
 	image := os.Getenv("LEASERACE_PG_IMAGE")
 	if image == "" {
-		image = pgserver.DefaultPGImage
+		image = pgcontainer.DefaultPGImage
 	}
 	if _, err := cli.ImageInspect(ctx, image); err != nil {
 		// Tests never pull.

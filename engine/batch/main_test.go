@@ -3,7 +3,7 @@ package batch_test
 import (
 	"testing"
 
-	"github.com/leaserace/leaserace/engine/pgtest"
+	"github.com/leaserace/leaserace/engine/pgtest/containertest"
 )
 
 // TestMain gives every test in package engine the shared servers of pgtest
@@ -14,4 +14,4 @@ import (
 // are done. The stress tests stay serial: they count every stress and
 // resource schema on the shared server before and after, and check that no
 // goroutine outlived them.
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) { containertest.Main(m) }

@@ -52,10 +52,10 @@ func (p DSNProvider) Start(ctx context.Context, progress func(string)) (*Server,
 
 	ctx, cancel := context.WithTimeout(ctx, dsnConnectTimeout)
 	defer cancel()
-	version, err := serverVersion(ctx, dsn)
+	version, err := ServerVersion(ctx, dsn)
 	if err != nil {
 		err = fmt.Errorf("cannot use the PostgreSQL server from %s (%s): %w", source, pgdsn.Redact(dsn), err)
-		return nil, withoutSecret(err, cfg.Password)
+		return nil, WithoutSecret(err, cfg.Password)
 	}
 	return &Server{Provider: "dsn", DSN: dsn, Took: time.Since(began), Version: version}, nil
 }

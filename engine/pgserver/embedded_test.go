@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/leaserace/leaserace/engine/pgdsn"
 	"github.com/leaserace/leaserace/engine/pgserver"
+	"github.com/leaserace/leaserace/engine/pgserver/internal/servertest"
 	"github.com/leaserace/leaserace/engine/pgserver/zonky"
 	"github.com/leaserace/leaserace/engine/pgtest/zonkytest"
 )
@@ -53,7 +54,7 @@ func cacheEntries(t testing.TB, cache string) []string {
 
 func startEmbedded(t testing.TB, p pgserver.EmbeddedProvider, progress func(string)) *pgserver.Server {
 	t.Helper()
-	srv, err := p.Start(providerCtx(t), progress)
+	srv, err := p.Start(servertest.Ctx(t), progress)
 	if err != nil {
 		t.Fatalf("embedded provider: %v", err)
 	}
@@ -76,13 +77,13 @@ func TestEmbeddedDownloadsOnceThenRunsOffline(t *testing.T) {
 	cache := zonkytest.OpenDir(t, "lremb")
 	mirror := zonkytest.NewMirror(t, zonkytest.Serve{Jar: jar.Bytes, Sum: jar.Sum})
 
-	var first progressLog
-	srv := startEmbedded(t, embedded(t, mirror.URL, cache), first.add)
+	var first servertest.Progress
+	srv := startEmbedded(t, embedded(t, mirror.URL, cache), first.Add)
 	if srv.Provider != "embedded" || srv.Version == "" {
 		t.Errorf("served by %q, version %q", srv.Provider, srv.Version)
 	}
-	selectOne(t, srv.DSN)
-	lines := strings.Join(first.own(), "\n")
+	servertest.SelectOne(t, srv.DSN)
+	lines := strings.Join(first.Own(), "\n")
 	for _, want := range []string{"downloading PostgreSQL " + zonkytest.Version + " once, from " + mirror.URL, " MB (100%), ", " MB/s", "unpacking", "initdb"} {
 		if !strings.Contains(lines, want) {
 			t.Errorf("the first start's progress lacks %q:\n%s", want, lines)
@@ -97,13 +98,13 @@ func TestEmbeddedDownloadsOnceThenRunsOffline(t *testing.T) {
 	// The mirror goes away: the second start must not need it.
 	asked := mirror.Requests()
 	mirror.Close()
-	var second progressLog
-	again := startEmbedded(t, embedded(t, mirror.URL, cache), second.add)
-	selectOne(t, again.DSN)
+	var second servertest.Progress
+	again := startEmbedded(t, embedded(t, mirror.URL, cache), second.Add)
+	servertest.SelectOne(t, again.DSN)
 	if mirror.Requests() != asked {
 		t.Errorf("the second start asked the mirror %d more times", mirror.Requests()-asked)
 	}
-	if l := strings.Join(second.own(), "\n"); !strings.Contains(l, "from the cache") || strings.Contains(l, "downloading") {
+	if l := strings.Join(second.Own(), "\n"); !strings.Contains(l, "from the cache") || strings.Contains(l, "downloading") {
 		t.Errorf("the second start's progress:\n%s", l)
 	}
 	if again.ID == srv.ID {
@@ -112,7 +113,7 @@ func TestEmbeddedDownloadsOnceThenRunsOffline(t *testing.T) {
 
 	// Close removes each run's cluster, and only that: the cache stays.
 	for _, s := range []*pgserver.Server{srv, again} {
-		if err := s.Close(providerCtx(t)); err != nil {
+		if err := s.Close(servertest.Ctx(t)); err != nil {
 			t.Errorf("close: %v", err)
 		}
 		if _, err := os.Stat(s.ID); !errors.Is(err, os.ErrNotExist) {
@@ -149,7 +150,7 @@ func checkPsqlLine(t *testing.T, dsn string) {
 // own, and lets nobody in over TCP without the password it never shows.
 func checkLoopbackOnly(t *testing.T, dsn string) {
 	t.Helper()
-	ctx := providerCtx(t)
+	ctx := servertest.Ctx(t)
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {
 		t.Fatal(err)
@@ -208,7 +209,7 @@ func TestEmbeddedRefusesABadChecksum(t *testing.T) {
 	cache := zonkytest.OpenDir(t, "lremb")
 	wrong := sha256.Sum256([]byte("not the jar"))
 	mirror := zonkytest.NewMirror(t, zonkytest.Serve{Jar: jar.Bytes, Sum: hex.EncodeToString(wrong[:])})
-	err := refused(t, embedded(t, mirror.URL, cache), providerCtx(t))
+	err := refused(t, embedded(t, mirror.URL, cache), servertest.Ctx(t))
 	var bad *zonky.ChecksumError
 	if !errors.As(err, &bad) || bad.Got != jar.Sum || bad.Want != hex.EncodeToString(wrong[:]) {
 		t.Fatalf("got %v, want a ChecksumError with both sums", err)
@@ -225,7 +226,7 @@ func TestEmbeddedRefusesAJarWithoutItsChecksum(t *testing.T) {
 	jar := zonkytest.Get(t)
 	cache := zonkytest.OpenDir(t, "lremb")
 	mirror := zonkytest.NewMirror(t, zonkytest.Serve{Jar: jar.Bytes})
-	err := refused(t, embedded(t, mirror.URL, cache), providerCtx(t))
+	err := refused(t, embedded(t, mirror.URL, cache), servertest.Ctx(t))
 	if !strings.Contains(err.Error(), ".sha256") || !strings.Contains(err.Error(), "404") {
 		t.Errorf("the error does not name the missing .sha256: %v", err)
 	}
@@ -238,7 +239,7 @@ func TestEmbeddedGivesUpOnAHangingMirror(t *testing.T) {
 	p := embedded(t, mirror.URL, cache)
 	p.StallTimeout = 300 * time.Millisecond
 	began := time.Now()
-	err := refused(t, p, providerCtx(t))
+	err := refused(t, p, servertest.Ctx(t))
 	var stall *zonky.StallError
 	if !errors.As(err, &stall) || !strings.Contains(err.Error(), "sent nothing for 300ms") {
 		t.Errorf("got %v, want a StallError", err)
@@ -252,7 +253,7 @@ func TestEmbeddedDownloadStopsOnCancel(t *testing.T) {
 	t.Parallel()
 	cache := zonkytest.OpenDir(t, "lremb")
 	mirror := zonkytest.NewMirror(t, zonkytest.Serve{Hang: true})
-	ctx, cancel := context.WithCancel(providerCtx(t))
+	ctx, cancel := context.WithCancel(servertest.Ctx(t))
 	go func() {
 		// Ctrl-C once the request is in flight.
 		for mirror.Requests() == 0 {
@@ -274,7 +275,7 @@ func TestEmbeddedRefusesATruncatedJar(t *testing.T) {
 	t.Run("connection cut", func(t *testing.T) {
 		t.Parallel()
 		mirror := zonkytest.NewMirror(t, zonkytest.Serve{Jar: jar.Bytes, Sum: jar.Sum, CutAfter: len(jar.Bytes) / 3})
-		err := refused(t, embedded(t, mirror.URL, zonkytest.OpenDir(t, "lremb")), providerCtx(t))
+		err := refused(t, embedded(t, mirror.URL, zonkytest.OpenDir(t, "lremb")), servertest.Ctx(t))
 		if !strings.Contains(err.Error(), "could not download PostgreSQL "+zonkytest.Version+" from "+mirror.URL) {
 			t.Errorf("the error does not name the download: %v", err)
 		}
@@ -284,7 +285,7 @@ func TestEmbeddedRefusesATruncatedJar(t *testing.T) {
 		short := jar.Bytes[:len(jar.Bytes)/2]
 		sum := sha256.Sum256(short)
 		mirror := zonkytest.NewMirror(t, zonkytest.Serve{Jar: short, Sum: hex.EncodeToString(sum[:])})
-		err := refused(t, embedded(t, mirror.URL, zonkytest.OpenDir(t, "lremb")), providerCtx(t))
+		err := refused(t, embedded(t, mirror.URL, zonkytest.OpenDir(t, "lremb")), servertest.Ctx(t))
 		if !strings.Contains(err.Error(), "not a jar") {
 			t.Errorf("got %v, want it named not a jar", err)
 		}
@@ -300,7 +301,7 @@ func TestEmbeddedRefusesAJarWithoutTxz(t *testing.T) {
 	zw.Close()
 	sum := sha256.Sum256(b.Bytes())
 	mirror := zonkytest.NewMirror(t, zonkytest.Serve{Jar: b.Bytes(), Sum: hex.EncodeToString(sum[:])})
-	err := refused(t, embedded(t, mirror.URL, zonkytest.OpenDir(t, "lremb")), providerCtx(t))
+	err := refused(t, embedded(t, mirror.URL, zonkytest.OpenDir(t, "lremb")), servertest.Ctx(t))
 	if !errors.Is(err, zonky.ErrNoTxz) {
 		t.Errorf("got %v, want ErrNoTxz", err)
 	}
@@ -316,45 +317,12 @@ func TestEmbeddedSaysWhenTheCacheCannotBeWritten(t *testing.T) {
 	}
 	mirror := zonkytest.NewMirror(t, zonkytest.Serve{})
 	p := embedded(t, mirror.URL, filepath.Join(blocker, "cache"))
-	_, err := p.Start(providerCtx(t), nil)
+	_, err := p.Start(servertest.Ctx(t), nil)
 	if err == nil || !strings.Contains(err.Error(), "PostgreSQL cache directory") || !strings.Contains(err.Error(), blocker) {
 		t.Errorf("got %v, want an error naming the cache directory", err)
 	}
 	if mirror.Requests() != 0 {
 		t.Errorf("it downloaded %d times with nowhere to put the result", mirror.Requests())
-	}
-}
-
-func TestAutoTakesEmbeddedWhenNothingElseStarts(t *testing.T) {
-	jar := zonkytest.Get(t)
-	cache := zonkytest.OpenDir(t, "lremb")
-	mirror := zonkytest.NewMirror(t, zonkytest.Serve{Jar: jar.Bytes, Sum: jar.Sum})
-	// No server named, no Docker, no local binaries.
-	for _, k := range []string{"DATABASE_URL", "PGHOST", "PGDATABASE"} {
-		t.Setenv(k, "")
-	}
-	t.Setenv("DOCKER_HOST", "unix://"+filepath.Join(cache, "no-docker.sock"))
-	t.Setenv("LEASERACE_PG_BINDIR", "")
-	t.Setenv("XDG_CACHE_HOME", cache)
-	var progress progressLog
-	srv, err := pgserver.AutoProvider{Options: pgserver.Options{Mirror: mirror.URL}}.Start(providerCtx(t), progress.add)
-	if err != nil {
-		t.Fatalf("auto: %v", err)
-	}
-	t.Cleanup(func() { srv.Close(context.Background()) })
-	if srv.Provider != "embedded" {
-		t.Errorf("auto took %s", srv.Provider)
-	}
-	selectOne(t, srv.DSN)
-	lines := strings.Join(progress.own(), "\n")
-	order := []string{"trying container", "container did not work (", "; trying local", "trying local", "local did not work (PostgreSQL server binaries not found", "; trying embedded", "trying embedded"}
-	at := 0
-	for _, want := range order {
-		i := strings.Index(lines[at:], want)
-		if i < 0 {
-			t.Fatalf("auto's progress lacks %q after byte %d:\n%s", want, at, lines)
-		}
-		at += i
 	}
 }
 
@@ -367,22 +335,22 @@ func BenchmarkProviderStartEmbedded(b *testing.B) {
 	mirror := zonkytest.NewMirror(b, zonkytest.Serve{Jar: jar.Bytes, Sum: jar.Sum})
 	b.Run("download+unpack", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := embedded(b, mirror.URL, zonkytest.OpenDir(b, "lremb")).Binaries(providerCtx(b), nil); err != nil {
+			if _, err := embedded(b, mirror.URL, zonkytest.OpenDir(b, "lremb")).Binaries(servertest.Ctx(b), nil); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
 	b.Run("first", func(b *testing.B) {
-		benchmarkStart(b, func(tb testing.TB) *pgserver.Server {
+		servertest.BenchmarkStart(b, func(tb testing.TB) *pgserver.Server {
 			return startEmbedded(tb, embedded(tb, mirror.URL, zonkytest.OpenDir(tb, "lremb")), nil)
 		})
 	})
 	b.Run("cached", func(b *testing.B) {
 		p := embedded(b, mirror.URL, zonkytest.OpenDir(b, "lremb"))
-		if _, err := p.Binaries(providerCtx(b), nil); err != nil {
+		if _, err := p.Binaries(servertest.Ctx(b), nil); err != nil {
 			b.Fatal(err)
 		}
-		benchmarkStart(b, func(tb testing.TB) *pgserver.Server {
+		servertest.BenchmarkStart(b, func(tb testing.TB) *pgserver.Server {
 			return startEmbedded(tb, p, nil)
 		})
 	})
@@ -413,8 +381,8 @@ func TestEmbeddedSweepsAbandonedPartialDownloads(t *testing.T) {
 	}
 	old, young := partial("killed", 11*time.Minute), partial("running", 9*time.Minute)
 	mirror := zonkytest.NewMirror(t, zonkytest.Serve{Jar: []byte("not a jar"), Sum: strings.Repeat("0", 64)})
-	var progress progressLog
-	_, err := embedded(t, mirror.URL, cache).Binaries(providerCtx(t), progress.add)
+	var progress servertest.Progress
+	_, err := embedded(t, mirror.URL, cache).Binaries(servertest.Ctx(t), progress.Add)
 	if err == nil {
 		t.Fatal("a bad checksum was accepted")
 	}
@@ -424,7 +392,7 @@ func TestEmbeddedSweepsAbandonedPartialDownloads(t *testing.T) {
 	if _, err := os.Stat(young); err != nil {
 		t.Errorf("the recent download %s was removed: %v", young, err)
 	}
-	if l := strings.Join(progress.all(), "\n"); !strings.Contains(l, "removed "+old) {
+	if l := strings.Join(progress.All(), "\n"); !strings.Contains(l, "removed "+old) {
 		t.Errorf("progress does not say it removed %s:\n%s", old, l)
 	}
 }
@@ -446,7 +414,7 @@ func TestEmbeddedAsRootNeedsACacheThePostgresUserCanReach(t *testing.T) {
 	clusters := zonkytest.OpenDir(t, "lremb")
 	p := embedded(t, mirror.URL, filepath.Join(closed, "cache"))
 	p.Dir = clusters
-	srv, err := p.Start(providerCtx(t), nil)
+	srv, err := p.Start(servertest.Ctx(t), nil)
 	if err == nil {
 		srv.Close(context.Background())
 		t.Fatal("the server started from a cache its user cannot reach")

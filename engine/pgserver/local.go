@@ -164,7 +164,7 @@ func startCluster(ctx context.Context, c cluster, progress func(string)) (*Serve
 		"-c", "listen_addresses=" + listen,
 		"-c", "fsync=off", "-c", "full_page_writes=off", "-c", "synchronous_commit=off",
 		"-c", "dynamic_shared_memory_type=mmap"}
-	if c.maxConnections > defaultMaxConnections {
+	if c.maxConnections > DefaultMaxConnections {
 		args = append(args, "-c", "max_connections="+strconv.Itoa(c.maxConnections))
 	}
 	srv := exec.Command(postgres, args...)
@@ -231,7 +231,7 @@ func waitForLocal(ctx context.Context, dsn string, exited <-chan struct{}) (stri
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		version, err := serverVersion(ctx, dsn)
+		version, err := ServerVersion(ctx, dsn)
 		if err == nil {
 			return version, nil
 		}

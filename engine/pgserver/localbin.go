@@ -43,8 +43,8 @@ type LocalProvider struct {
 // cluster.
 const NoClusterCache = "-"
 
-// defaultMaxConnections is PostgreSQL's own default for max_connections.
-const defaultMaxConnections = 100
+// DefaultMaxConnections is PostgreSQL's own default for max_connections.
+const DefaultMaxConnections = 100
 
 // Name is the provider's name on the command line.
 func (LocalProvider) Name() string { return "local" }

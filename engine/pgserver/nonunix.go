@@ -75,7 +75,7 @@ func (p EmbeddedProvider) Start(ctx context.Context, progress func(string)) (*Se
 	}
 	password := rand.Text()
 	params := map[string]string{"listen_addresses": "127.0.0.1", "fsync": "off"}
-	if p.MaxConnections > defaultMaxConnections {
+	if p.MaxConnections > DefaultMaxConnections {
 		params["max_connections"] = strconv.Itoa(p.MaxConnections)
 	}
 	db := embeddedpostgres.NewDatabase(embeddedpostgres.DefaultConfig().
@@ -88,13 +88,13 @@ func (p EmbeddedProvider) Start(ctx context.Context, progress func(string)) (*Se
 	}
 	report(progress, "initdb and starting postgres")
 	if err := db.Start(); err != nil {
-		return nil, errors.Join(withoutSecret(err, password), cleanup())
+		return nil, errors.Join(WithoutSecret(err, password), cleanup())
 	}
 	dsn := (&url.URL{Scheme: "postgres", User: url.UserPassword("postgres", password),
 		Host: "127.0.0.1:" + port, Path: "/postgres", RawQuery: "sslmode=disable"}).String()
-	version, err := serverVersion(ctx, dsn)
+	version, err := ServerVersion(ctx, dsn)
 	if err != nil {
-		return nil, errors.Join(withoutSecret(err, password), db.Stop(), cleanup())
+		return nil, errors.Join(WithoutSecret(err, password), db.Stop(), cleanup())
 	}
 	stop := func(context.Context) error { return errors.Join(db.Stop(), cleanup()) }
 	return &Server{Provider: "embedded", DSN: dsn, Took: time.Since(began), Version: version, ID: dir, stop: stop}, nil

@@ -191,6 +191,37 @@ func ownerFromLabels(labels map[string]string) (owner, bool) {
 	return ownerFromFields(func(k string) string { return labels[ownerLabelPrefix+k] })
 }
 
+// OwnerLabels are the labels that name this process as the owner of a
+// container it makes, so that a later start can tell when it is gone
+// (GoneOwner). An error means this machine cannot name its processes (no
+// /proc): the container gets no owner, and nothing judges it abandoned.
+func OwnerLabels() (map[string]string, error) {
+	me, err := currentOwner()
+	if err != nil {
+		return nil, err
+	}
+	return me.labels(), nil
+}
+
+// OwnerPIDLabel is one label every set of owner labels has: the one to list
+// containers by.
+const OwnerPIDLabel = ownerLabelPrefix + ownerPID
+
+// GoneOwner tells whether labels name an owner that is a process of ours
+// (this host, this user) and has certainly ended, and who it was. Labels
+// that name no owner, or one this process cannot judge, are not gone.
+func GoneOwner(labels map[string]string) (who string, gone bool) {
+	o, ok := ownerFromLabels(labels)
+	if !ok {
+		return "", false
+	}
+	me, err := currentOwner()
+	if err != nil {
+		return "", false
+	}
+	return o.String(), me.gone(o)
+}
+
 // ownerFile is the owner's file in a local cluster's directory.
 const ownerFile = "leaserace-owner"
 

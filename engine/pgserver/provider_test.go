@@ -15,96 +15,25 @@ import (
 	"testing"
 	"time"
 
-	cerrdefs "github.com/containerd/errdefs"
 	"github.com/jackc/pgx/v5"
 	"github.com/leaserace/leaserace/engine/pgdsn"
 	"github.com/leaserace/leaserace/engine/pgserver"
+	"github.com/leaserace/leaserace/engine/pgserver/internal/servertest"
 	"github.com/leaserace/leaserace/engine/pgtest"
-	"github.com/moby/moby/api/types/network"
-	"github.com/moby/moby/client"
-	"github.com/testcontainers/testcontainers-go"
 	"golang.org/x/sync/errgroup"
 )
 
-func providerCtx(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// unavailable skips, or fails when LEASERACE_REQUIRE_POSTGRES=1 says this
-// machine must offer every provider.
-func unavailable(t testing.TB, why string, err error) {
-	t.Helper()
-	if os.Getenv("LEASERACE_REQUIRE_POSTGRES") == "1" {
-		t.Fatalf("%s (LEASERACE_REQUIRE_POSTGRES=1): %v", why, err)
-	}
-	t.Skipf("%s: %v", why, err)
-}
-
-// progressLog collects progress lines from any goroutine.
-type progressLog struct {
-	mu    sync.Mutex
-	lines []string
-}
-
-func (p *progressLog) add(line string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.lines = append(p.lines, line)
-}
-
-func (p *progressLog) all() []string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return slices.Clone(p.lines)
-}
-
-// own is the progress of the start itself, without the lines about what a
-// killed leaserace elsewhere on this machine left and the start removed.
-func (p *progressLog) own() []string {
-	return slices.DeleteFunc(p.all(), func(l string) bool {
-		return strings.HasPrefix(l, "removed ") || strings.HasPrefix(l, "could not remove ")
-	})
-}
-
 func startLocal(t testing.TB, progress func(string)) *pgserver.Server {
 	t.Helper()
-	srv, err := pgserver.LocalProvider{}.Start(providerCtx(t), progress)
+	srv, err := pgserver.LocalProvider{}.Start(servertest.Ctx(t), progress)
 	if errors.Is(err, pgserver.ErrNoServerBinaries) {
-		unavailable(t, "no local PostgreSQL", err)
+		servertest.Unavailable(t, "no local PostgreSQL", err)
 	}
 	if err != nil {
 		t.Fatalf("local provider: %v", err)
 	}
 	t.Cleanup(func() { srv.Close(context.Background()) })
 	return srv
-}
-
-func startContainer(t testing.TB, progress func(string)) *pgserver.Server {
-	t.Helper()
-	ctx := providerCtx(t)
-	pgtest.ContainerReady(t)
-	srv, err := pgserver.ContainerProvider{LocalImageOnly: true}.Start(ctx, progress)
-	if err != nil {
-		t.Fatalf("container provider: %v", err)
-	}
-	t.Cleanup(func() { srv.Close(context.Background()) })
-	return srv
-}
-
-func selectOne(t testing.TB, dsn string) {
-	t.Helper()
-	ctx := providerCtx(t)
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatalf("connecting to %s: %v", pgdsn.Redact(dsn), err)
-	}
-	defer conn.Close(ctx)
-	var one int
-	if err := conn.QueryRow(ctx, "SELECT 1").Scan(&one); err != nil || one != 1 {
-		t.Fatalf("SELECT 1 gave %d, %v", one, err)
-	}
 }
 
 // processesMentioning lists processes whose command line holds s, or whose
@@ -132,24 +61,24 @@ func processesMentioning(t testing.TB, s string) []string {
 
 func TestLocalProviderStartsAndCleansUp(t *testing.T) {
 	t.Parallel() // a cluster, and any directory it sweeps, of its own
-	var progress progressLog
+	var progress servertest.Progress
 	// A cache of its own, empty: initdb runs.
-	srv, err := pgserver.LocalProvider{ClusterCache: t.TempDir()}.Start(providerCtx(t), progress.add)
+	srv, err := pgserver.LocalProvider{ClusterCache: t.TempDir()}.Start(servertest.Ctx(t), progress.Add)
 	if errors.Is(err, pgserver.ErrNoServerBinaries) {
-		unavailable(t, "no local PostgreSQL", err)
+		servertest.Unavailable(t, "no local PostgreSQL", err)
 	}
 	if err != nil {
 		t.Fatalf("local provider: %v", err)
 	}
 	t.Cleanup(func() { srv.Close(context.Background()) })
 
-	if got := progress.own(); !slices.Equal(got, []string{"initdb", "starting postgres"}) {
+	if got := progress.Own(); !slices.Equal(got, []string{"initdb", "starting postgres"}) {
 		t.Errorf("progress %q", got)
 	}
 	if srv.Provider != "local" || srv.Version == "" || srv.Took <= 0 {
 		t.Errorf("server %+v", srv)
 	}
-	selectOne(t, srv.DSN)
+	servertest.SelectOne(t, srv.DSN)
 
 	u, err := url.Parse(srv.DSN)
 	if err != nil {
@@ -176,7 +105,7 @@ func TestLocalProviderStartsAndCleansUp(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make([]error, 2)
 	for i := range errs {
-		wg.Go(func() { errs[i] = srv.Close(providerCtx(t)) })
+		wg.Go(func() { errs[i] = srv.Close(servertest.Ctx(t)) })
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
@@ -188,7 +117,7 @@ func TestLocalProviderStartsAndCleansUp(t *testing.T) {
 	if procs := processesMentioning(t, dir); len(procs) > 0 {
 		t.Errorf("processes still run on %s after Close:\n%s", dir, strings.Join(procs, "\n"))
 	}
-	if err := srv.Close(providerCtx(t)); err != nil {
+	if err := srv.Close(servertest.Ctx(t)); err != nil {
 		t.Errorf("second close: %v", err)
 	}
 }
@@ -202,7 +131,7 @@ func showMaxConnections(t testing.TB, dsn string) string {
 // the test's, never a file's).
 func showSetting(t testing.TB, dsn, name string) string {
 	t.Helper()
-	ctx := providerCtx(t)
+	ctx := servertest.Ctx(t)
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {
 		t.Fatalf("connecting to %s: %v", pgdsn.Redact(dsn), err)
@@ -221,9 +150,9 @@ func startLocalWith(t testing.TB, p pgserver.LocalProvider, progress ...func(str
 	if len(progress) > 0 {
 		hear = progress[0]
 	}
-	srv, err := p.Start(providerCtx(t), hear)
+	srv, err := p.Start(servertest.Ctx(t), hear)
 	if errors.Is(err, pgserver.ErrNoServerBinaries) {
-		unavailable(t, "no local PostgreSQL", err)
+		servertest.Unavailable(t, "no local PostgreSQL", err)
 	}
 	if err != nil {
 		t.Fatalf("local provider: %v", err)
@@ -238,16 +167,16 @@ func startLocalWith(t testing.TB, p pgserver.LocalProvider, progress ...func(str
 func TestLocalProviderCopiesTheClusterInitdbMade(t *testing.T) {
 	t.Parallel() // clusters and a cache of its own
 	cache := t.TempDir()
-	var first, second, off progressLog
-	a := startLocalWith(t, pgserver.LocalProvider{ClusterCache: cache}, first.add)
-	b := startLocalWith(t, pgserver.LocalProvider{ClusterCache: cache}, second.add)
-	c := startLocalWith(t, pgserver.LocalProvider{ClusterCache: pgserver.NoClusterCache}, off.add)
+	var first, second, off servertest.Progress
+	a := startLocalWith(t, pgserver.LocalProvider{ClusterCache: cache}, first.Add)
+	b := startLocalWith(t, pgserver.LocalProvider{ClusterCache: cache}, second.Add)
+	c := startLocalWith(t, pgserver.LocalProvider{ClusterCache: pgserver.NoClusterCache}, off.Add)
 	for _, tc := range []struct {
 		name     string
-		progress *progressLog
+		progress *servertest.Progress
 		want     string
 	}{{"first", &first, "initdb"}, {"second", &second, "initdb: copying the cluster it made before"}, {"no cache", &off, "initdb"}} {
-		if got := tc.progress.own(); !slices.Equal(got, []string{tc.want, "starting postgres"}) {
+		if got := tc.progress.Own(); !slices.Equal(got, []string{tc.want, "starting postgres"}) {
 			t.Errorf("%s start: progress %q, want %q then starting postgres", tc.name, got, tc.want)
 		}
 	}
@@ -261,12 +190,12 @@ func TestLocalProviderCopiesTheClusterInitdbMade(t *testing.T) {
 
 	// Each server is its own: a table made on one is not on the other.
 	exec := func(srv *pgserver.Server, sql string) error {
-		conn, err := pgx.Connect(providerCtx(t), srv.DSN)
+		conn, err := pgx.Connect(servertest.Ctx(t), srv.DSN)
 		if err != nil {
 			return err
 		}
 		defer conn.Close(context.Background())
-		_, err = conn.Exec(providerCtx(t), sql)
+		_, err = conn.Exec(servertest.Ctx(t), sql)
 		return err
 	}
 	if err := exec(b, "CREATE TABLE only_on_b (x int)"); err != nil {
@@ -278,15 +207,15 @@ func TestLocalProviderCopiesTheClusterInitdbMade(t *testing.T) {
 		}
 	}
 	// The copy goes on Close like any cluster, and the cache stays.
-	if err := b.Close(providerCtx(t)); err != nil {
+	if err := b.Close(servertest.Ctx(t)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(b.ID); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("%s is still there after Close: %v", b.ID, err)
 	}
-	var third progressLog
-	d := startLocalWith(t, pgserver.LocalProvider{ClusterCache: cache}, third.add)
-	if got := third.own(); len(got) == 0 || got[0] != "initdb: copying the cluster it made before" {
+	var third servertest.Progress
+	d := startLocalWith(t, pgserver.LocalProvider{ClusterCache: cache}, third.Add)
+	if got := third.Own(); len(got) == 0 || got[0] != "initdb: copying the cluster it made before" {
 		t.Errorf("third start: progress %q", got)
 	}
 	if err := exec(d, "SELECT * FROM only_on_b"); err == nil {
@@ -305,7 +234,7 @@ func TestLocalProviderRaisesMaxConnections(t *testing.T) {
 	}
 	// 120 sessions at once, opened a few at a time: each is a server
 	// process of its own, and starting them one after another only waits.
-	ctx := providerCtx(t)
+	ctx := servertest.Ctx(t)
 	conns := make([]*pgx.Conn, 120)
 	defer func() {
 		for _, c := range conns {
@@ -413,9 +342,9 @@ func TestLocalProviderRemovesAbandonedClusters(t *testing.T) {
 		lockFile("someone-elses", deadPID, old),                // not ours at all
 	}
 
-	live, err := pgserver.LocalProvider{Dir: parent}.Start(providerCtx(t), nil)
+	live, err := pgserver.LocalProvider{Dir: parent}.Start(servertest.Ctx(t), nil)
 	if errors.Is(err, pgserver.ErrNoServerBinaries) {
-		unavailable(t, "no local PostgreSQL", err)
+		servertest.Unavailable(t, "no local PostgreSQL", err)
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -425,7 +354,7 @@ func TestLocalProviderRemovesAbandonedClusters(t *testing.T) {
 	if err := os.Chtimes(filepath.Join(live.ID, "data", "postmaster.pid"), old, old); err != nil {
 		t.Fatal(err)
 	}
-	second, err := pgserver.LocalProvider{Dir: parent}.Start(providerCtx(t), nil)
+	second, err := pgserver.LocalProvider{Dir: parent}.Start(servertest.Ctx(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -439,118 +368,7 @@ func TestLocalProviderRemovesAbandonedClusters(t *testing.T) {
 			t.Errorf("%s was removed: %v", dir, err)
 		}
 	}
-	selectOne(t, live.DSN)
-}
-
-// An image the engine lacks, with pulling off, is refused before any
-// container is asked for, with a typed error that says how to get one.
-func TestContainerProviderWithoutTheImage(t *testing.T) {
-	t.Parallel()
-	pgtest.ContainerReady(t) // an engine with the image tests use: Ready agrees
-	ctx := providerCtx(t)
-	if err := (pgserver.ContainerProvider{}).Ready(ctx); err != nil {
-		t.Fatalf("Ready with the tests' image: %v", err)
-	}
-	const absent = "leaserace-test/no-such-image:0"
-	p := pgserver.ContainerProvider{Image: absent, LocalImageOnly: true, Made: func(id string) {
-		t.Errorf("a container start %s was begun for an image that is not there", id)
-	}}
-	if err := p.Ready(ctx); !errors.Is(err, pgserver.ErrNoImage) {
-		t.Errorf("Ready: %v, want ErrNoImage", err)
-	}
-	srv, err := p.Start(ctx, nil)
-	if srv != nil {
-		_ = srv.Close(ctx)
-	}
-	if !errors.Is(err, pgserver.ErrNoImage) || errors.Is(err, pgserver.ErrNoDocker) {
-		t.Fatalf("Start: %v, want ErrNoImage alone", err)
-	}
-	if !strings.Contains(err.Error(), "docker pull "+absent) {
-		t.Errorf("the error does not say how to get the image: %v", err)
-	}
-}
-
-func TestContainerProviderStartsAndCleansUp(t *testing.T) {
-	t.Parallel() // a container of its own; the package's servers are shared
-	var progress progressLog
-	srv := startContainer(t, progress.add)
-
-	want := []string{"checking Docker", "starting container " + os.Getenv("LEASERACE_PG_IMAGE"), "waiting for PostgreSQL"}
-	if os.Getenv("LEASERACE_PG_IMAGE") == "" {
-		want[1] += pgserver.DefaultPGImage
-	}
-	if got := progress.own(); !slices.Equal(got, want) {
-		t.Errorf("progress %q, want %q", got, want)
-	}
-	if srv.Provider != "container" || srv.Version == "" || srv.Took <= 0 || srv.ID == "" {
-		t.Errorf("server %+v", srv)
-	}
-	selectOne(t, srv.DSN)
-
-	u, err := url.Parse(srv.DSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	password, ok := u.User.Password()
-	if !ok || len(password) < 16 {
-		t.Fatalf("the container's password is weak or missing: %q", password)
-	}
-	if host := u.Hostname(); host != "127.0.0.1" && host != "localhost" {
-		t.Errorf("the container is reached at %s, not loopback", host)
-	}
-	if r := srv.Redacted(); strings.Contains(r, password) {
-		t.Errorf("Redacted() shows the password: %s", r)
-	}
-
-	// A failing connection to the container must not quote its password.
-	wrongDB := *u
-	wrongDB.Path = "/no_such_database"
-	_, err = pgserver.DSNProvider{DSN: wrongDB.String()}.Start(providerCtx(t), nil)
-	if err == nil {
-		t.Fatal("a missing database was accepted")
-	}
-	if strings.Contains(err.Error(), password) {
-		t.Errorf("the error shows the password: %v", err)
-	}
-
-	ctx := providerCtx(t)
-	cli, err := testcontainers.NewDockerClientWithOpts(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
-	if h := os.Getenv("DOCKER_HOST"); h == "" || strings.HasPrefix(h, "unix://") {
-		info, err := cli.ContainerInspect(ctx, srv.ID, client.ContainerInspectOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		bindings := info.Container.NetworkSettings.Ports[network.MustParsePort("5432/tcp")]
-		for _, b := range bindings {
-			if !b.HostIP.IsLoopback() {
-				t.Errorf("PostgreSQL is published on %s:%s, not on loopback only", b.HostIP, b.HostPort)
-			}
-		}
-		if len(bindings) == 0 {
-			t.Error("PostgreSQL's port is not published")
-		}
-	}
-
-	if err := srv.Close(providerCtx(t)); err != nil {
-		t.Fatalf("close: %v", err)
-	}
-	if _, err := cli.ContainerInspect(ctx, srv.ID, client.ContainerInspectOptions{}); !cerrdefs.IsNotFound(err) {
-		t.Errorf("container %s still exists after Close (inspect: %v)", srv.ID, err)
-	}
-	if err := srv.Close(ctx); err != nil {
-		t.Errorf("second close: %v", err)
-	}
-}
-
-func TestServersFromEveryProvider(t *testing.T) {
-	t.Parallel()
-	for _, s := range pgtest.Servers(t) {
-		t.Run(s.Provider, func(t *testing.T) { selectOne(t, s.DSN) })
-	}
+	servertest.SelectOne(t, live.DSN)
 }
 
 func TestDSNProviderUsesTheGivenServer(t *testing.T) {
@@ -560,18 +378,18 @@ func TestDSNProviderUsesTheGivenServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	check := func(t *testing.T, p pgserver.DSNProvider) {
-		srv, err := p.Start(providerCtx(t), nil)
+		srv, err := p.Start(servertest.Ctx(t), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if srv.Provider != "dsn" || srv.Version == "" {
 			t.Errorf("server %+v", srv)
 		}
-		if err := srv.Close(providerCtx(t)); err != nil {
+		if err := srv.Close(servertest.Ctx(t)); err != nil {
 			t.Errorf("close: %v", err)
 		}
 		// Close leaves someone else's server alone.
-		selectOne(t, srv.DSN)
+		servertest.SelectOne(t, srv.DSN)
 	}
 	t.Run("field", func(t *testing.T) { check(t, pgserver.DSNProvider{DSN: dsn}) })
 	t.Run("DATABASE_URL", func(t *testing.T) {
@@ -598,7 +416,7 @@ func TestDSNProviderKeepsPasswordsOutOfErrors(t *testing.T) {
 		return fmt.Sprintf("postgres://%s:%s@/postgres?host=%s&port=5432&sslmode=disable", role, url.QueryEscape(pw), dir)
 	}
 	// The right password works, so the failures below are about passwords.
-	srv, err := pgserver.DSNProvider{DSN: asURL(right)}.Start(providerCtx(t), nil)
+	srv, err := pgserver.DSNProvider{DSN: asURL(right)}.Start(servertest.Ctx(t), nil)
 	if err != nil {
 		t.Fatalf("the right password: %v", err)
 	}
@@ -622,7 +440,7 @@ func TestDSNProviderKeepsPasswordsOutOfErrors(t *testing.T) {
 			for k, v := range tc.env {
 				t.Setenv(k, v)
 			}
-			_, err := pgserver.DSNProvider{DSN: tc.dsn}.Start(providerCtx(t), nil)
+			_, err := pgserver.DSNProvider{DSN: tc.dsn}.Start(servertest.Ctx(t), nil)
 			if err == nil {
 				t.Fatal("a wrong password was accepted")
 			}
@@ -634,89 +452,6 @@ func TestDSNProviderKeepsPasswordsOutOfErrors(t *testing.T) {
 	}
 }
 
-func TestProviderByName(t *testing.T) {
-	for name, want := range map[string]string{"": "auto", "auto": "auto", "container": "container", "local": "local", "embedded": "embedded", "dsn": "dsn"} {
-		p, err := pgserver.ByName(name, pgserver.Options{})
-		if err != nil || p.Name() != want {
-			t.Errorf("ProviderByName(%q) = %v, %v; want %s", name, p, err, want)
-		}
-	}
-	if _, err := pgserver.ByName("cloud", pgserver.Options{}); err == nil || !strings.Contains(err.Error(), "auto, container, local, embedded or dsn") {
-		t.Errorf("an unknown name gave %v", err)
-	}
-	if _, err := pgserver.ByName("local", pgserver.Options{DSN: "postgres://h/db"}); err == nil {
-		t.Error("local with a DSN was accepted")
-	}
-}
-
-func TestAutoProviderPicksTheGivenDSN(t *testing.T) {
-	dsn := pgtest.DSN(t)
-	t.Run("option", func(t *testing.T) {
-		srv, err := pgserver.AutoProvider{Options: pgserver.Options{DSN: dsn}}.Start(providerCtx(t), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if srv.Provider != "dsn" || srv.DSN != dsn {
-			t.Errorf("auto served %s from %s", srv.Provider, srv.Redacted())
-		}
-	})
-	t.Run("DATABASE_URL", func(t *testing.T) {
-		t.Setenv("DATABASE_URL", dsn)
-		srv, err := pgserver.AutoProvider{}.Start(providerCtx(t), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if srv.Provider != "dsn" {
-			t.Errorf("auto served %s", srv.Provider)
-		}
-	})
-}
-
-func TestAutoProviderHandsOver(t *testing.T) {
-	// Port 1 on loopback refuses at once: the dsn provider fails and auto
-	// must go on to a server of its own.
-	t.Setenv("DATABASE_URL", "postgres://u:hunter2pw@127.0.0.1:1/db?sslmode=disable&connect_timeout=5")
-	var progress progressLog
-	srv, err := pgserver.AutoProvider{}.Start(providerCtx(t), progress.add)
-	if err != nil {
-		unavailable(t, "neither Docker nor local PostgreSQL", err)
-	}
-	t.Cleanup(func() { srv.Close(context.Background()) })
-	if srv.Provider == "dsn" || srv.Took <= 0 {
-		t.Errorf("auto served %s in %s", srv.Provider, srv.Took)
-	}
-	selectOne(t, srv.DSN)
-	lines := strings.Join(progress.all(), "\n")
-	if !strings.Contains(lines, "dsn did not work") {
-		t.Errorf("progress does not say why dsn was passed over:\n%s", lines)
-	}
-	if strings.Contains(lines, "hunter2pw") {
-		t.Errorf("progress shows the password:\n%s", lines)
-	}
-	if err := srv.Close(providerCtx(t)); err != nil {
-		t.Errorf("close: %v", err)
-	}
-}
-
-func benchmarkStart(b *testing.B, start func(testing.TB) *pgserver.Server) {
-	var took, closing time.Duration
-	for b.Loop() {
-		srv := start(b)
-		took += srv.Took
-		t0 := time.Now()
-		if err := srv.Close(providerCtx(b)); err != nil {
-			b.Fatal(err)
-		}
-		closing += time.Since(t0)
-	}
-	b.ReportMetric(float64(took.Milliseconds())/float64(b.N), "start-ms/op")
-	b.ReportMetric(float64(closing.Milliseconds())/float64(b.N), "close-ms/op")
-}
-
 func BenchmarkProviderStartLocal(b *testing.B) {
-	benchmarkStart(b, func(tb testing.TB) *pgserver.Server { return startLocal(tb, nil) })
-}
-
-func BenchmarkProviderStartContainer(b *testing.B) {
-	benchmarkStart(b, func(tb testing.TB) *pgserver.Server { return startContainer(tb, nil) })
+	servertest.BenchmarkStart(b, func(tb testing.TB) *pgserver.Server { return startLocal(tb, nil) })
 }

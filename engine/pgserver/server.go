@@ -1,7 +1,9 @@
 // Package pgserver starts, finds and stops the PostgreSQL servers leaserace
-// runs against: a container (testcontainers-go), a throwaway local cluster,
-// a server behind a DSN, or the first of these that works (auto). Reading
-// a connection string (redaction, the psql line) is pgdsn's.
+// runs against: a throwaway local cluster, the embedded server, or a server
+// behind a DSN. The container provider is pgcontainer's, and choosing one by
+// name or the first that works (auto) is choose's: only what may run a
+// container links Docker's client. Reading a connection string (redaction,
+// the psql line) is pgdsn's.
 package pgserver
 
 import (
@@ -62,9 +64,15 @@ func report(progress func(string), line string) {
 	}
 }
 
-// serverVersion connects once and asks the server for its version. Errors
+// NewServer is a server another package's provider started (pgcontainer):
+// Close runs stop once. A nil stop is a server leaserace did not start.
+func NewServer(provider, dsn, id, version string, took time.Duration, stop func(context.Context) error) *Server {
+	return &Server{Provider: provider, DSN: dsn, ID: id, Version: version, Took: took, stop: stop}
+}
+
+// ServerVersion connects once and asks the server for its version. Errors
 // come from pgx unchanged: callers that hold a password must clean them.
-func serverVersion(ctx context.Context, dsn string) (string, error) {
+func ServerVersion(ctx context.Context, dsn string) (string, error) {
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {
 		return "", err
@@ -83,10 +91,10 @@ func serverVersion(ctx context.Context, dsn string) (string, error) {
 	return v, nil
 }
 
-// withoutSecret makes sure an error's text does not carry a password. When
+// WithoutSecret makes sure an error's text does not carry a password. When
 // it does, the text is redacted and the original error dropped, since
 // anything that unwrapped it could print the password again.
-func withoutSecret(err error, secret string) error {
+func WithoutSecret(err error, secret string) error {
 	if err == nil || secret == "" || !strings.Contains(err.Error(), secret) {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/leaserace/leaserace/engine/pgserver"
+	"github.com/leaserace/leaserace/engine/pgserver/internal/servertest"
 	"github.com/leaserace/leaserace/engine/pgtest/zonkytest"
 )
 
@@ -29,22 +30,22 @@ const (
 // waitLine), and returns their servers and progress. Every server is
 // closed when the test ends.
 func startsTogether(t *testing.T, n int, hold func(context.Context) (func(), error), waitLine string,
-	start func(context.Context, func(string)) (*pgserver.Server, error)) ([]*pgserver.Server, []*progressLog) {
+	start func(context.Context, func(string)) (*pgserver.Server, error)) ([]*pgserver.Server, []*servertest.Progress) {
 	t.Helper()
-	ctx := providerCtx(t)
+	ctx := servertest.Ctx(t)
 	release, err := hold(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	servers, errs := make([]*pgserver.Server, n), make([]error, n)
-	logs := make([]*progressLog, n)
+	logs := make([]*servertest.Progress, n)
 	waited := make(chan int, n)
 	var wg sync.WaitGroup
 	for i := range n {
-		logs[i] = &progressLog{}
+		logs[i] = &servertest.Progress{}
 		var once sync.Once
 		progress := func(line string) {
-			logs[i].add(line)
+			logs[i].Add(line)
 			if strings.HasPrefix(line, waitLine) {
 				once.Do(func() { waited <- i })
 			}
@@ -66,10 +67,10 @@ func startsTogether(t *testing.T, n int, hold func(context.Context) (func(), err
 	}
 	for i, err := range errs {
 		if errors.Is(err, pgserver.ErrNoServerBinaries) {
-			unavailable(t, "no local PostgreSQL", err)
+			servertest.Unavailable(t, "no local PostgreSQL", err)
 		}
 		if err != nil {
-			t.Fatalf("start %d: %v\n%s", i, err, strings.Join(logs[i].all(), "\n"))
+			t.Fatalf("start %d: %v\n%s", i, err, strings.Join(logs[i].All(), "\n"))
 		}
 	}
 	return servers, logs
@@ -80,7 +81,7 @@ func startsTogether(t *testing.T, n int, hold func(context.Context) (func(), err
 func closeAll(t *testing.T, servers []*pgserver.Server) {
 	t.Helper()
 	for _, s := range servers {
-		if err := s.Close(providerCtx(t)); err != nil {
+		if err := s.Close(servertest.Ctx(t)); err != nil {
 			t.Errorf("close: %v", err)
 		}
 		if _, err := os.Stat(s.ID); !errors.Is(err, os.ErrNotExist) {
@@ -109,7 +110,7 @@ func TestEmbeddedStartsTogetherDownloadOnce(t *testing.T) {
 	}
 	downloaded := 0
 	for i, l := range logs {
-		lines := strings.Join(l.own(), "\n")
+		lines := strings.Join(l.Own(), "\n")
 		if n := strings.Count(lines, waitingForDownload); n != 1 {
 			t.Errorf("start %d said it waited %d times, want once:\n%s", i, n, lines)
 		}
@@ -119,7 +120,7 @@ func TestEmbeddedStartsTogetherDownloadOnce(t *testing.T) {
 		case !strings.Contains(lines, "from the cache"):
 			t.Errorf("start %d neither downloaded nor took the cache:\n%s", i, lines)
 		}
-		selectOne(t, servers[i].DSN)
+		servertest.SelectOne(t, servers[i].DSN)
 	}
 	if downloaded != 1 {
 		t.Errorf("%d starts downloaded, want 1", downloaded)
@@ -139,11 +140,11 @@ func TestEmbeddedWaitForTheDownloadStopsOnCancel(t *testing.T) {
 	mirror := zonkytest.NewMirror(t, zonkytest.Serve{Hang: true})
 	p := embedded(t, mirror.URL, cache)
 	p.Dir = clusters
-	release, err := pgserver.HoldDownloadLock(providerCtx(t), p)
+	release, err := pgserver.HoldDownloadLock(servertest.Ctx(t), p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(providerCtx(t))
+	ctx, cancel := context.WithCancel(servertest.Ctx(t))
 	var cancelled time.Time
 	srv, err := p.Start(ctx, func(line string) {
 		if strings.HasPrefix(line, waitingForDownload) && cancelled.IsZero() {
@@ -234,15 +235,15 @@ func TestEmbeddedStartOutlivesAKilledDownloader(t *testing.T) {
 
 	waiting := make(chan struct{})
 	var once sync.Once
-	var progress progressLog
+	var progress servertest.Progress
 	type result struct {
 		srv *pgserver.Server
 		err error
 	}
 	done := make(chan result, 1)
 	go func() {
-		srv, err := embedded(t, mirror.URL, cache).Start(providerCtx(t), func(line string) {
-			progress.add(line)
+		srv, err := embedded(t, mirror.URL, cache).Start(servertest.Ctx(t), func(line string) {
+			progress.Add(line)
 			if strings.HasPrefix(line, waitingForDownload) {
 				once.Do(func() { close(waiting) })
 			}
@@ -255,7 +256,7 @@ func TestEmbeddedStartOutlivesAKilledDownloader(t *testing.T) {
 		if r.srv != nil {
 			r.srv.Close(context.Background())
 		}
-		t.Fatalf("the start did not wait for the helper's lock: %v\n%s", r.err, strings.Join(progress.all(), "\n"))
+		t.Fatalf("the start did not wait for the helper's lock: %v\n%s", r.err, strings.Join(progress.All(), "\n"))
 	}
 	holder.Process.Kill()
 	holder.Wait()
@@ -265,11 +266,11 @@ func TestEmbeddedStartOutlivesAKilledDownloader(t *testing.T) {
 		t.Fatalf("the start after the holder died: %v", r.err)
 	}
 	t.Cleanup(func() { r.srv.Close(context.Background()) })
-	selectOne(t, r.srv.DSN)
+	servertest.SelectOne(t, r.srv.DSN)
 	if n := mirror.JarRequests(); n != 1 {
 		t.Errorf("the jar was downloaded %d times, want once", n)
 	}
-	if lines := strings.Join(progress.own(), "\n"); !strings.Contains(lines, "downloading PostgreSQL") {
+	if lines := strings.Join(progress.Own(), "\n"); !strings.Contains(lines, "downloading PostgreSQL") {
 		t.Errorf("the start did not download:\n%s", lines)
 	}
 	closeAll(t, []*pgserver.Server{r.srv})
@@ -287,9 +288,9 @@ func TestLocalProviderStartsTogetherRunInitdbOnce(t *testing.T) {
 	hold := func(ctx context.Context) (func(), error) { return pgserver.HoldClusterLock(ctx, cache) }
 	p := pgserver.LocalProvider{ClusterCache: cache}
 	// Once alone, to skip where there is no local PostgreSQL.
-	release, err := hold(providerCtx(t))
+	release, err := hold(servertest.Ctx(t))
 	if errors.Is(err, pgserver.ErrNoServerBinaries) {
-		unavailable(t, "no local PostgreSQL", err)
+		servertest.Unavailable(t, "no local PostgreSQL", err)
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -298,7 +299,7 @@ func TestLocalProviderStartsTogetherRunInitdbOnce(t *testing.T) {
 	servers, logs := startsTogether(t, 3, hold, waitingForCluster, p.Start)
 	ran := 0
 	for i, l := range logs {
-		got := l.own()
+		got := l.Own()
 		if len(got) != 3 || !strings.HasPrefix(got[0], waitingForCluster) || got[2] != "starting postgres" {
 			t.Errorf("start %d: progress %q, want waiting, initdb or its copy, starting postgres", i, got)
 			continue
@@ -310,7 +311,7 @@ func TestLocalProviderStartsTogetherRunInitdbOnce(t *testing.T) {
 		default:
 			t.Errorf("start %d: progress %q", i, got)
 		}
-		selectOne(t, servers[i].DSN)
+		servertest.SelectOne(t, servers[i].DSN)
 	}
 	if ran != 1 {
 		t.Errorf("initdb ran %d times, want once", ran)
@@ -330,15 +331,15 @@ func TestLocalProviderStartsTogetherRunInitdbOnce(t *testing.T) {
 func TestLocalProviderWaitForInitdbStopsOnCancel(t *testing.T) {
 	t.Parallel()
 	cache, clusters := t.TempDir(), zonkytest.OpenDir(t, "lrloc")
-	release, err := pgserver.HoldClusterLock(providerCtx(t), cache)
+	release, err := pgserver.HoldClusterLock(servertest.Ctx(t), cache)
 	if errors.Is(err, pgserver.ErrNoServerBinaries) {
-		unavailable(t, "no local PostgreSQL", err)
+		servertest.Unavailable(t, "no local PostgreSQL", err)
 	}
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer release()
-	ctx, cancel := context.WithCancel(providerCtx(t))
+	ctx, cancel := context.WithCancel(servertest.Ctx(t))
 	var cancelled time.Time
 	srv, err := pgserver.LocalProvider{ClusterCache: cache, Dir: clusters}.Start(ctx, func(line string) {
 		if strings.HasPrefix(line, waitingForCluster) && cancelled.IsZero() {

@@ -5,6 +5,11 @@
 //
 //	func TestMain(m *testing.M) { pgtest.Main(m) }
 //
+// A package whose tests also run PostgreSQL in containers calls
+// containertest.Main instead, which hands Main's twin MainWith the
+// container provider: pgtest itself does not link Docker's client, so the
+// many test binaries that never run a container build and start without it.
+//
 // Servers start on first use and are shared by the package's tests; Main
 // stops them when the tests end. Should the test process die first (a
 // panic, a -timeout, Ctrl-C), a small watcher process removes them.
@@ -56,17 +61,40 @@ var current *harness
 
 // Main runs the package's tests, then stops every server they started,
 // fails the run if any goroutine outlived the tests (goleak), and exits.
-// Call it from TestMain.
-func Main(m *testing.M) {
-	if os.Getenv(envWatcher) != "" {
-		os.Exit(watch(os.Stdin, os.Stderr, os.Getenv(envWatcherVerbose) != ""))
-	}
-	os.Exit(run(m))
+// Call it from TestMain. Its tests get no containers: see MainWith.
+func Main(m *testing.M) { MainWith(m, nil) }
+
+// Containers starts and removes the tests' PostgreSQL containers.
+// containertest gives one to MainWith; with none, the tests of the binary
+// run no containers, and Servers, NewContainer and ContainerReady fail.
+type Containers interface {
+	// Ready is nil when Start could run a container without pulling an
+	// image; else it says why not (pgserver.ErrNoDocker, pgserver.ErrNoImage).
+	Ready(ctx context.Context) error
+	// Start runs a container from a local image. made hears the label of
+	// the start before Docker is asked for a container.
+	Start(ctx context.Context, made func(startID string)) (*pgserver.Server, error)
+	// Remove removes one container by its id, and returns once it is gone.
+	Remove(ctx context.Context, id string) error
+	// RemoveStarted removes every container of one start (made's label).
+	RemoveStarted(ctx context.Context, startID string) error
 }
 
-func run(m *testing.M) (code int) {
-	setDockerDefaults()
-	h := newHarness()
+// MainWith is Main for a test binary whose tests also run containers,
+// which c starts and removes.
+func MainWith(m *testing.M, c Containers) {
+	if os.Getenv(envWatcher) != "" {
+		os.Exit(watch(os.Stdin, os.Stderr, os.Getenv(envWatcherVerbose) != "", c))
+	}
+	os.Exit(run(m, c))
+}
+
+// errNoContainers is a test that asks for a container in a binary whose
+// TestMain gave pgtest none: a mistake in the test, not a missing Docker.
+var errNoContainers = errors.New("pgtest: this test binary runs no containers: its TestMain must call containertest.Main instead of pgtest.Main")
+
+func run(m *testing.M, c Containers) (code int) {
+	h := newHarness(c)
 	// Made before anything else, removed after everything else: the
 	// servers' directories and the tests' temporary files live in it.
 	h.tmp, h.tmpWhy = useMemoryTmpdir()
@@ -109,20 +137,6 @@ func run(m *testing.M) (code int) {
 	return m.Run()
 }
 
-// setDockerDefaults fills in two testcontainers settings unless the person
-// running the tests chose otherwise. Tests must reach containers through
-// loopback, and the reaper container testcontainers would pull is not
-// needed: Main and the watcher remove what the tests start.
-func setDockerDefaults() {
-	host := os.Getenv("DOCKER_HOST")
-	if _, set := os.LookupEnv("TESTCONTAINERS_HOST_OVERRIDE"); !set && (host == "" || strings.HasPrefix(host, "unix://")) {
-		os.Setenv("TESTCONTAINERS_HOST_OVERRIDE", "127.0.0.1")
-	}
-	if _, set := os.LookupEnv("TESTCONTAINERS_RYUK_DISABLED"); !set {
-		os.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
-	}
-}
-
 // DSN returns a connection string for a real server: LEASERACE_TEST_DSN if
 // set, else the package's local cluster. Without one the test is skipped,
 // or failed under LEASERACE_REQUIRE_POSTGRES=1.
@@ -140,13 +154,21 @@ func DSN(t testing.TB) string {
 
 // Servers returns a server from every provider this machine offers: "local"
 // (the package's local cluster), "container" (when a Docker engine
-// answers) and "dsn" (LEASERACE_TEST_DSN, or else the local cluster reached
+// answers and holds the image; the binary's TestMain must call
+// containertest.Main) and "dsn" (LEASERACE_TEST_DSN, or else the local cluster reached
 // through the dsn provider's PG* variables path). A missing provider is
 // logged, or fails the test under LEASERACE_REQUIRE_POSTGRES=1; with none
 // at all the test is skipped.
 func Servers(t testing.TB) []NamedDSN {
 	t.Helper()
-	h := mustHarness(t)
+	return serversOn(t, mustHarness(t))
+}
+
+func serversOn(t testing.TB, h *harness) []NamedDSN {
+	t.Helper()
+	if h.containers == nil {
+		t.Fatal(errNoContainers)
+	}
 	var out []NamedDSN
 	var missing []string
 	for _, p := range []struct {
@@ -198,6 +220,7 @@ func mustHarness(t testing.TB) *harness {
 // on them.
 type harness struct {
 	local, container, dsn lazyServer
+	containers            Containers // nil: no container support
 	watcher               watcherLink
 	// tmp is the test process's temporary directory, if Main made one;
 	// tmpWhy says why it did or did not.
@@ -278,8 +301,8 @@ func (h *harness) closeShared(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-func newHarness() *harness {
-	h := &harness{}
+func newHarness(c Containers) *harness {
+	h := &harness{containers: c}
 	h.local.start = func(ctx context.Context) (*pgserver.Server, error) {
 		// The watcher hears of the directory before initdb: a test process
 		// killed while the cluster is being made (a fuzz worker stopped by
@@ -288,10 +311,12 @@ func newHarness() *harness {
 		return h.started(pgserver.LocalProvider{Made: made}.Start(ctx, nil))
 	}
 	h.container.start = func(ctx context.Context) (*pgserver.Server, error) {
+		if c == nil {
+			return nil, errNoContainers
+		}
 		// Start asks Docker first, so a machine without it answers at once.
 		// As with the cluster, the watcher hears of the start first.
-		made := func(startID string) { h.watcher.addLine(startedContainers, startID) }
-		return h.started(pgserver.ContainerProvider{LocalImageOnly: true, Made: made}.Start(ctx, nil))
+		return h.started(c.Start(ctx, h.madeContainer))
 	}
 	h.dsn.start = func(ctx context.Context) (*pgserver.Server, error) {
 		if dsn := os.Getenv(envTestDSN); dsn != "" {
@@ -305,6 +330,10 @@ func newHarness() *harness {
 	}
 	return h
 }
+
+// madeContainer tells the watcher of a container start before Docker is
+// asked for one.
+func (h *harness) madeContainer(startID string) { h.watcher.addLine(startedContainers, startID) }
 
 // started hands a new server to the watcher before anyone uses it.
 func (h *harness) started(srv *pgserver.Server, err error) (*pgserver.Server, error) {
@@ -436,10 +465,8 @@ func NewLocal(t testing.TB) *pgserver.Server {
 func NewContainer(t testing.TB) *pgserver.Server {
 	t.Helper()
 	h := mustHarness(t)
-	ContainerReady(t)
-	ctx := startCtx(t)
-	made := func(startID string) { h.watcher.addLine(startedContainers, startID) }
-	srv, err := h.started(pgserver.ContainerProvider{LocalImageOnly: true, Made: made}.Start(ctx, nil))
+	containerReadyOn(t, h)
+	srv, err := h.started(h.containers.Start(startCtx(t), h.madeContainer))
 	if err != nil {
 		t.Fatalf("container provider: %v", err)
 	}
@@ -450,11 +477,20 @@ func NewContainer(t testing.TB) *pgserver.Server {
 // ContainerReady skips the test, or fails it under
 // LEASERACE_REQUIRE_POSTGRES=1, unless a Docker engine answers and already
 // holds the container provider's image (LEASERACE_PG_IMAGE, else
-// pgserver.DefaultPGImage): tests never pull one. Tests that run the
-// binary with --pg container ask it first, as NewContainer does.
+// pgcontainer.DefaultPGImage): tests never pull one. Tests that run the
+// binary with --pg container ask it first, as NewContainer does. The
+// binary's TestMain must call containertest.Main.
 func ContainerReady(t testing.TB) {
 	t.Helper()
-	err := pgserver.ContainerProvider{LocalImageOnly: true}.Ready(startCtx(t))
+	containerReadyOn(t, mustHarness(t))
+}
+
+func containerReadyOn(t testing.TB, h *harness) {
+	t.Helper()
+	if h.containers == nil {
+		t.Fatal(errNoContainers)
+	}
+	err := h.containers.Ready(startCtx(t))
 	switch {
 	case errors.Is(err, pgserver.ErrNoImage):
 		unavailable(t, fmt.Sprintf("no container for this test (tests never pull an image): %v", err))

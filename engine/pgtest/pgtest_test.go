@@ -21,8 +21,6 @@ import (
 	"github.com/testcontainers/testcontainers-go"
 )
 
-func TestMain(m *testing.M) { Main(m) }
-
 // envCrash makes TestCrashingChild start servers and then die; the other
 // tests run this test binary that way as a child process.
 const envCrash = "LEASERACE_PGTEST_CRASH"
@@ -352,7 +350,7 @@ func TestDSNFromEnvironmentLeavesEnvironmentAlone(t *testing.T) {
 // the last made first, and reports their errors.
 func TestSharedIsMadeOnceAndClosedLastFirst(t *testing.T) {
 	t.Parallel()
-	h := newHarness()
+	h := newHarness(nil)
 	var opened, closed []string
 	open := func(name string, closeErr error) func(context.Context) (string, func(context.Context) error, error) {
 		return func(context.Context) (string, func(context.Context) error, error) {

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leaserace/leaserace/engine/pgserver"
+	"github.com/leaserace/leaserace/engine/pgserver/pgcontainer"
 )
 
 // envReadyChild makes TestContainerReadyChild ask ContainerReady; the test
@@ -32,7 +32,7 @@ func TestContainerReadyWithoutTheImage(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := pgserver.DockerAvailable(ctx); err != nil {
+	if err := pgcontainer.DockerAvailable(ctx); err != nil {
 		unavailable(t, "no Docker engine: "+err.Error())
 	}
 	const absent = "leaserace-test/no-such-image:0"

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/leaserace/leaserace/engine/pgserver"
-	"github.com/testcontainers/testcontainers-go"
 )
 
 // A panic inside a test, a -timeout or a Ctrl-C ends the test process
@@ -114,8 +113,9 @@ func (w *watcherLink) release() {
 	w.cmd = nil
 }
 
-// watch is the watcher process: it returns the exit code.
-func watch(in io.Reader, log io.Writer, verbose bool) int {
+// watch is the watcher process: it returns the exit code. c removes
+// containers; a binary without it never tells of any.
+func watch(in io.Reader, log io.Writer, verbose bool, c Containers) int {
 	var servers []string
 	sc := bufio.NewScanner(in)
 	for sc.Scan() {
@@ -147,13 +147,20 @@ func watch(in io.Reader, log io.Writer, verbose bool) int {
 			// Its server died with the test process (a parent-death
 			// signal); what is left is the directory.
 			err = pgserver.RemoveLocalCluster(id)
-		case "container":
-			err = removeContainer(ctx, id)
-		case startedContainers:
-			err = pgserver.RemoveStarted(ctx, id)
+		case "container", startedContainers:
+			if c == nil {
+				err = errNoContainers
+				break
+			}
+			if provider == "container" {
+				// The tests may have got to it first, or begun to before they died.
+				err = c.Remove(ctx, id)
+				break
+			}
+			err = c.RemoveStarted(ctx, id)
 			if err == nil {
 				time.Sleep(dockerLag)
-				err = pgserver.RemoveStarted(ctx, id)
+				err = c.RemoveStarted(ctx, id)
 			}
 		default:
 			err = fmt.Errorf("unknown provider %q", provider)
@@ -174,14 +181,4 @@ func watch(in io.Reader, log io.Writer, verbose bool) int {
 		fmt.Fprintf(log, "pgtest watcher: the tests died; removed their temporary directory %s\n", dir)
 	}
 	return code
-}
-
-func removeContainer(ctx context.Context, id string) error {
-	cli, err := testcontainers.NewDockerClientWithOpts(ctx)
-	if err != nil {
-		return fmt.Errorf("reaching Docker: %w", err)
-	}
-	defer cli.Close()
-	// The tests may have got to it first, or begun to before they died.
-	return pgserver.ForceRemove(ctx, cli.Client, id)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/leaserace/leaserace/engine"
 	"github.com/leaserace/leaserace/engine/pgdsn"
 	"github.com/leaserace/leaserace/engine/pgserver"
+	"github.com/leaserace/leaserace/engine/pgserver/choose"
 	"github.com/spf13/pflag"
 )
 
@@ -50,7 +51,7 @@ func (p *PGFlags) Provider(a *App) (pgserver.Provider, error) {
 		}
 		a.AddSecretsFromDSN(p.Mirror) // a mirror's URL may carry a login
 	}
-	prov, err := pgserver.ByName(p.Kind, pgserver.Options{DSN: p.DSN, Image: p.Image, Mirror: p.Mirror, MaxConnections: p.MaxConns})
+	prov, err := choose.ByName(p.Kind, choose.Options{DSN: p.DSN, Image: p.Image, Mirror: p.Mirror, MaxConnections: p.MaxConns})
 	if err != nil {
 		return nil, UsageErr("--pg %s: %w", p.Kind, err)
 	}

@@ -1,10 +1,11 @@
-package pgserver_test
+package pgcontainer_test
 
 import (
 	"testing"
 
 	cerrdefs "github.com/containerd/errdefs"
-	"github.com/leaserace/leaserace/engine/pgserver"
+	"github.com/leaserace/leaserace/engine/pgserver/internal/servertest"
+	"github.com/leaserace/leaserace/engine/pgserver/pgcontainer"
 	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
 )
@@ -18,7 +19,7 @@ import (
 func TestForceRemoveWaitsForARemovalUnderWay(t *testing.T) {
 	t.Parallel()
 	srv := startContainer(t, nil)
-	ctx := providerCtx(t)
+	ctx := servertest.Ctx(t)
 	cli, err := testcontainers.NewDockerClientWithOpts(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -33,7 +34,7 @@ func TestForceRemoveWaitsForARemovalUnderWay(t *testing.T) {
 		other <- err
 	}()
 	<-began
-	if err := pgserver.ForceRemove(ctx, cli.Client, srv.ID); err != nil {
+	if err := pgcontainer.ForceRemove(ctx, cli.Client, srv.ID); err != nil {
 		t.Fatalf("ForceRemove beside another removal: %v", err)
 	}
 	if _, err := cli.ContainerInspect(ctx, srv.ID, client.ContainerInspectOptions{}); !cerrdefs.IsNotFound(err) {
@@ -43,7 +44,7 @@ func TestForceRemoveWaitsForARemovalUnderWay(t *testing.T) {
 		t.Errorf("the other removal: %v", err)
 	}
 	// Gone already: no error either.
-	if err := pgserver.ForceRemove(ctx, cli.Client, srv.ID); err != nil {
+	if err := pgcontainer.ForceRemove(ctx, cli.Client, srv.ID); err != nil {
 		t.Errorf("ForceRemove of a removed container: %v", err)
 	}
 }

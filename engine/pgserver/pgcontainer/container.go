@@ -1,4 +1,7 @@
-package pgserver
+// Package pgcontainer is the container provider: PostgreSQL in a Docker
+// container through testcontainers-go. It lives apart from pgserver so that
+// only what may run a container links Docker's client.
+package pgcontainer
 
 import (
 	"context"
@@ -18,6 +21,8 @@ import (
 	"github.com/testcontainers/testcontainers-go"
 	tclog "github.com/testcontainers/testcontainers-go/log"
 	"github.com/testcontainers/testcontainers-go/modules/postgres"
+
+	"github.com/leaserace/leaserace/engine/pgserver"
 
 	// Before testcontainers-go's init lists the machine's processes.
 	_ "github.com/leaserace/leaserace/engine/pgserver/internal/boottime"
@@ -74,11 +79,11 @@ func (p ContainerProvider) image() string {
 }
 
 // Start brings the server up; progress, if not nil, hears what it does.
-func (p ContainerProvider) Start(ctx context.Context, progress func(string)) (*Server, error) {
+func (p ContainerProvider) Start(ctx context.Context, progress func(string)) (*pgserver.Server, error) {
 	began := time.Now()
 	image := p.image()
 
-	report(progress, "checking Docker")
+	say(progress, "checking Docker")
 	check := DockerAvailable
 	if p.LocalImageOnly {
 		check = p.Ready // and the image, which must not be pulled
@@ -89,9 +94,9 @@ func (p ContainerProvider) Start(ctx context.Context, progress func(string)) (*S
 	// Every container is labelled with its owner, so that if this process
 	// is killed during the start, a later start removes the container.
 	labels := map[string]string{}
-	if me, err := currentOwner(); err == nil {
-		removeAbandonedContainers(ctx, me, progress)
-		labels = me.labels()
+	if own, err := pgserver.OwnerLabels(); err == nil {
+		removeAbandonedContainers(ctx, progress)
+		labels = own
 	}
 
 	// A fresh password each time: the port is published on the host, and the
@@ -105,7 +110,7 @@ func (p ContainerProvider) Start(ctx context.Context, progress func(string)) (*S
 		p.Made(startID)
 	}
 	cmd := []string{"postgres", "-c", "fsync=off"}
-	if p.MaxConnections > defaultMaxConnections {
+	if p.MaxConnections > pgserver.DefaultMaxConnections {
 		cmd = append(cmd, "-c", "max_connections="+strconv.Itoa(p.MaxConnections))
 	}
 	opts := []testcontainers.ContainerCustomizer{
@@ -120,7 +125,7 @@ func (p ContainerProvider) Start(ctx context.Context, progress func(string)) (*S
 		postgres.BasicWaitStrategies(),
 		testcontainers.WithAdditionalLifecycleHooks(testcontainers.ContainerLifecycleHooks{
 			PostStarts: []testcontainers.ContainerHook{func(context.Context, testcontainers.Container) error {
-				report(progress, "waiting for PostgreSQL")
+				say(progress, "waiting for PostgreSQL")
 				return nil
 			}},
 		}),
@@ -134,7 +139,7 @@ func (p ContainerProvider) Start(ctx context.Context, progress func(string)) (*S
 			}
 		}))
 	}
-	report(progress, "starting container "+image)
+	say(progress, "starting container "+image)
 	// Docker goes on creating a container after the request that asked for
 	// it is cancelled, and one created that way has no handle to remove it
 	// by. So a start is never abandoned half-way: it runs to the end on a
@@ -158,9 +163,9 @@ func (p ContainerProvider) Start(ctx context.Context, progress func(string)) (*S
 		}
 		return nil
 	}
-	fail := func(err error) (*Server, error) {
+	fail := func(err error) (*pgserver.Server, error) {
 		err = errors.Join(err, stop(ctx), RemoveStarted(ctx, startID))
-		return nil, withoutSecret(err, password)
+		return nil, pgserver.WithoutSecret(err, password)
 	}
 	if err != nil {
 		return fail(fmt.Errorf("starting a PostgreSQL container from %s: %w%s", image, err, imageHint(image)))
@@ -170,18 +175,11 @@ func (p ContainerProvider) Start(ctx context.Context, progress func(string)) (*S
 	if err != nil {
 		return fail(fmt.Errorf("finding the PostgreSQL container's address: %w", err))
 	}
-	version, err := serverVersion(ctx, dsn)
+	version, err := pgserver.ServerVersion(ctx, dsn)
 	if err != nil {
 		return fail(fmt.Errorf("connecting to the PostgreSQL container: %w", err))
 	}
-	return &Server{
-		Provider: "container",
-		DSN:      dsn,
-		Took:     time.Since(began),
-		Version:  version,
-		ID:       ctr.GetContainerID(),
-		stop:     stop,
-	}, nil
+	return pgserver.NewServer("container", dsn, ctr.GetContainerID(), version, time.Since(began), stop), nil
 }
 
 // imageHint adds advice when the default image could not be had.
@@ -261,7 +259,7 @@ func ForceRemove(ctx context.Context, cli *client.Client, id string) error {
 // names a process of ours that is gone (killed while its container started),
 // and says which through progress. Containers of a live process, of another
 // host or user, or without owner labels are left alone.
-func removeAbandonedContainers(ctx context.Context, me owner, progress func(string)) {
+func removeAbandonedContainers(ctx context.Context, progress func(string)) {
 	ctx, cancel := context.WithTimeout(ctx, containerStopTimeout)
 	defer cancel()
 	cli, err := testcontainers.NewDockerClientWithOpts(ctx)
@@ -269,14 +267,14 @@ func removeAbandonedContainers(ctx context.Context, me owner, progress func(stri
 		return // Start says what is wrong with Docker
 	}
 	defer cli.Close()
-	list, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: client.Filters{}.Add("label", ownerLabelPrefix+ownerPID)})
+	list, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: client.Filters{}.Add("label", pgserver.OwnerPIDLabel)})
 	if err != nil {
-		report(progress, fmt.Sprintf("could not look for containers a killed leaserace left: %v", err))
+		say(progress, fmt.Sprintf("could not look for containers a killed leaserace left: %v", err))
 		return
 	}
 	for _, c := range list.Items {
-		o, ok := ownerFromLabels(c.Labels)
-		if !ok || !me.gone(o) {
+		o, gone := pgserver.GoneOwner(c.Labels)
+		if !gone {
 			continue
 		}
 		_, err := cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
@@ -284,23 +282,16 @@ func removeAbandonedContainers(ctx context.Context, me owner, progress func(stri
 		case cerrdefs.IsNotFound(err):
 			// Someone else removed it meanwhile.
 		case err != nil:
-			report(progress, fmt.Sprintf("could not remove container %s, left by %s, which is gone: %v", shortID(c.ID), o, err))
+			say(progress, fmt.Sprintf("could not remove container %s, left by %s, which is gone: %v", shortID(c.ID), o, err))
 		default:
-			report(progress, fmt.Sprintf("removed container %s, left by %s, which is gone", shortID(c.ID), o))
+			say(progress, fmt.Sprintf("removed container %s, left by %s, which is gone", shortID(c.ID), o))
 		}
 	}
 }
 
-// ErrNoDocker means no Docker engine answered.
-var ErrNoDocker = errors.New("no Docker engine answers")
-
-// ErrNoImage means the image is not on the Docker engine and the provider
-// may not pull it (LocalImageOnly).
-var ErrNoImage = errors.New("the PostgreSQL image is not on this Docker engine")
-
 // Ready says whether Start could run a container without pulling: a Docker
-// engine answers (else ErrNoDocker) and already holds the image (else
-// ErrNoImage). Tests ask it before they start one, since they never pull.
+// engine answers (else pgserver.ErrNoDocker) and already holds the image
+// (else pgserver.ErrNoImage). Tests ask it before they start one, since they never pull.
 func (p ContainerProvider) Ready(ctx context.Context) error {
 	if err := DockerAvailable(ctx); err != nil {
 		return err
@@ -314,7 +305,7 @@ func imagePresent(ctx context.Context, image string) error {
 	defer cancel()
 	cli, err := testcontainers.NewDockerClientWithOpts(ctx)
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrNoDocker, err)
+		return fmt.Errorf("%w: %w", pgserver.ErrNoDocker, err)
 	}
 	defer cli.Close()
 	_, err = cli.ImageInspect(ctx, image)
@@ -322,7 +313,7 @@ func imagePresent(ctx context.Context, image string) error {
 	case err == nil:
 		return nil
 	case cerrdefs.IsNotFound(err):
-		return fmt.Errorf("%w: %s is not there, and pulling is off: pull it (docker pull %s), build one (.ci/run builds local/postgres:15 from Debian's packages) or name a local one with LEASERACE_PG_IMAGE", ErrNoImage, image, image)
+		return fmt.Errorf("%w: %s is not there, and pulling is off: pull it (docker pull %s), build one (.ci/run builds local/postgres:15 from Debian's packages) or name a local one with LEASERACE_PG_IMAGE", pgserver.ErrNoImage, image, image)
 	default:
 		return fmt.Errorf("asking the Docker engine for image %s: %w", image, err)
 	}
@@ -337,7 +328,7 @@ func DockerAvailable(ctx context.Context) (err error) {
 	// not: that is an engine not answering, not a bug of ours.
 	defer func() {
 		if v := recover(); v != nil {
-			err = fmt.Errorf("%w: the Docker engine did not answer in time (%v)", ErrNoDocker, v)
+			err = fmt.Errorf("%w: the Docker engine did not answer in time (%v)", pgserver.ErrNoDocker, v)
 		}
 	}()
 	ctx, cancel := context.WithTimeout(ctx, dockerCheckTimeout)
@@ -347,16 +338,16 @@ func DockerAvailable(ctx context.Context) (err error) {
 		// testcontainers would quietly go on to the default socket; whoever
 		// named an engine means that one, as the docker command does.
 		if err := pingHost(ctx, host); err != nil {
-			return fmt.Errorf("%w at DOCKER_HOST=%s: %s: %w", ErrNoDocker, host, advice, err)
+			return fmt.Errorf("%w at DOCKER_HOST=%s: %s: %w", pgserver.ErrNoDocker, host, advice, err)
 		}
 	}
 	cli, err := testcontainers.NewDockerClientWithOpts(ctx)
 	if err != nil {
-		return fmt.Errorf("%w: %s: %w", ErrNoDocker, advice, err)
+		return fmt.Errorf("%w: %s: %w", pgserver.ErrNoDocker, advice, err)
 	}
 	defer cli.Close()
 	if _, err := cli.Ping(ctx, client.PingOptions{}); err != nil {
-		return fmt.Errorf("%w: %s: %w", ErrNoDocker, advice, err)
+		return fmt.Errorf("%w: %s: %w", pgserver.ErrNoDocker, advice, err)
 	}
 	return nil
 }
@@ -370,4 +361,11 @@ func pingHost(ctx context.Context, host string) error {
 	defer cli.Close()
 	_, err = cli.Ping(ctx, client.PingOptions{})
 	return err
+}
+
+// say sends one progress line if anyone listens.
+func say(progress func(string), line string) {
+	if progress != nil {
+		progress(line)
+	}
 }
