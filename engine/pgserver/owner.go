@@ -191,35 +191,36 @@ func ownerFromLabels(labels map[string]string) (owner, bool) {
 	return ownerFromFields(func(k string) string { return labels[ownerLabelPrefix+k] })
 }
 
-// OwnerLabels are the labels that name this process as the owner of a
-// container it makes, so that a later start can tell when it is gone
-// (GoneOwner). An error means this machine cannot name its processes (no
-// /proc): the container gets no owner, and nothing judges it abandoned.
-func OwnerLabels() (map[string]string, error) {
+// Owner is this process as the owner of what it makes outside this
+// package (pgcontainer's containers): read once, then asked for its labels
+// and about other owners' labels.
+type Owner struct{ me owner }
+
+// CurrentOwner is this process as an owner. An error means this machine
+// cannot name its processes (no /proc): what it makes gets no owner, and
+// nothing is judged abandoned.
+func CurrentOwner() (Owner, error) {
 	me, err := currentOwner()
-	if err != nil {
-		return nil, err
-	}
-	return me.labels(), nil
+	return Owner{me}, err
 }
+
+// Labels name this process as the owner of a container, so that a later
+// start can tell when it is gone (Gone).
+func (o Owner) Labels() map[string]string { return o.me.labels() }
 
 // OwnerPIDLabel is one label every set of owner labels has: the one to list
 // containers by.
 const OwnerPIDLabel = ownerLabelPrefix + ownerPID
 
-// GoneOwner tells whether labels name an owner that is a process of ours
-// (this host, this user) and has certainly ended, and who it was. Labels
-// that name no owner, or one this process cannot judge, are not gone.
-func GoneOwner(labels map[string]string) (who string, gone bool) {
-	o, ok := ownerFromLabels(labels)
+// Gone tells whether labels name an owner that is a process of ours (this
+// host, this user) and has certainly ended, and who it was. Labels that
+// name no owner, or one o cannot judge, are not gone.
+func (o Owner) Gone(labels map[string]string) (who string, gone bool) {
+	other, ok := ownerFromLabels(labels)
 	if !ok {
 		return "", false
 	}
-	me, err := currentOwner()
-	if err != nil {
-		return "", false
-	}
-	return o.String(), me.gone(o)
+	return other.String(), o.me.gone(other)
 }
 
 // ownerFile is the owner's file in a local cluster's directory.

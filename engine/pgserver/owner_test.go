@@ -119,27 +119,28 @@ func TestOwnerLabelsRoundTrip(t *testing.T) {
 // that was killed is gone, this one and unreadable labels are not.
 func TestGoneOwnerByLabels(t *testing.T) {
 	t.Parallel()
-	mine, err := OwnerLabels()
+	me, err := CurrentOwner()
 	if err != nil {
 		t.Skipf("this system cannot name a process (no /proc?): %v", err)
 	}
+	mine := me.Labels()
 	if _, ok := mine[OwnerPIDLabel]; !ok {
 		t.Fatalf("this process's labels %v lack %s, which lists are filtered by", mine, OwnerPIDLabel)
 	}
-	if who, gone := GoneOwner(mine); gone {
+	if who, gone := me.Gone(mine); gone {
 		t.Errorf("this live process (%s) counts as gone", who)
 	}
 	dead := killedOwner(t)
-	who, gone := GoneOwner(dead.labels())
+	who, gone := me.Gone(dead.labels())
 	if !gone || who != dead.String() {
 		t.Errorf("a killed owner's labels gave %q, %v; want %q, true", who, gone, dead.String())
 	}
 	partial := dead.labels()
 	delete(partial, ownerLabelPrefix+ownerBoot)
-	if _, gone := GoneOwner(partial); gone {
+	if _, gone := me.Gone(partial); gone {
 		t.Error("labels without the boot id were judged gone")
 	}
-	if _, gone := GoneOwner(nil); gone {
+	if _, gone := me.Gone(nil); gone {
 		t.Error("no labels were judged gone")
 	}
 }

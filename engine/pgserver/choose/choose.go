@@ -120,8 +120,4 @@ func firstLine(err error) string {
 	return s
 }
 
-// The providers this package hands out.
-var (
-	_ pgserver.Provider = Auto{}
-	_ pgserver.Provider = pgcontainer.ContainerProvider{}
-)
+var _ pgserver.Provider = Auto{}

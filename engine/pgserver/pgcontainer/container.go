@@ -84,19 +84,22 @@ func (p ContainerProvider) Start(ctx context.Context, progress func(string)) (*p
 	image := p.image()
 
 	say(progress, "checking Docker")
-	check := DockerAvailable
-	if p.LocalImageOnly {
-		check = p.Ready // and the image, which must not be pulled
-	}
-	if err := check(ctx); err != nil {
+	cli, err := connectDocker(ctx)
+	if err != nil {
 		return nil, err
+	}
+	defer cli.Close()
+	if p.LocalImageOnly {
+		if err := imagePresent(ctx, cli, image); err != nil {
+			return nil, err // it must not be pulled
+		}
 	}
 	// Every container is labelled with its owner, so that if this process
 	// is killed during the start, a later start removes the container.
 	labels := map[string]string{}
-	if own, err := pgserver.OwnerLabels(); err == nil {
-		removeAbandonedContainers(ctx, progress)
-		labels = own
+	if me, err := pgserver.CurrentOwner(); err == nil {
+		removeAbandonedContainers(ctx, cli, me, progress)
+		labels = me.Labels()
 	}
 
 	// A fresh password each time: the port is published on the host, and the
@@ -259,21 +262,16 @@ func ForceRemove(ctx context.Context, cli *client.Client, id string) error {
 // names a process of ours that is gone (killed while its container started),
 // and says which through progress. Containers of a live process, of another
 // host or user, or without owner labels are left alone.
-func removeAbandonedContainers(ctx context.Context, progress func(string)) {
+func removeAbandonedContainers(ctx context.Context, cli *testcontainers.DockerClient, me pgserver.Owner, progress func(string)) {
 	ctx, cancel := context.WithTimeout(ctx, containerStopTimeout)
 	defer cancel()
-	cli, err := testcontainers.NewDockerClientWithOpts(ctx)
-	if err != nil {
-		return // Start says what is wrong with Docker
-	}
-	defer cli.Close()
 	list, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: client.Filters{}.Add("label", pgserver.OwnerPIDLabel)})
 	if err != nil {
 		say(progress, fmt.Sprintf("could not look for containers a killed leaserace left: %v", err))
 		return
 	}
 	for _, c := range list.Items {
-		o, gone := pgserver.GoneOwner(c.Labels)
+		o, gone := me.Gone(c.Labels)
 		if !gone {
 			continue
 		}
@@ -293,22 +291,19 @@ func removeAbandonedContainers(ctx context.Context, progress func(string)) {
 // engine answers (else pgserver.ErrNoDocker) and already holds the image
 // (else pgserver.ErrNoImage). Tests ask it before they start one, since they never pull.
 func (p ContainerProvider) Ready(ctx context.Context) error {
-	if err := DockerAvailable(ctx); err != nil {
+	cli, err := connectDocker(ctx)
+	if err != nil {
 		return err
 	}
-	return imagePresent(ctx, p.image())
+	defer cli.Close()
+	return imagePresent(ctx, cli, p.image())
 }
 
 // imagePresent asks the engine whether it already holds image.
-func imagePresent(ctx context.Context, image string) error {
+func imagePresent(ctx context.Context, cli *testcontainers.DockerClient, image string) error {
 	ctx, cancel := context.WithTimeout(ctx, dockerCheckTimeout)
 	defer cancel()
-	cli, err := testcontainers.NewDockerClientWithOpts(ctx)
-	if err != nil {
-		return fmt.Errorf("%w: %w", pgserver.ErrNoDocker, err)
-	}
-	defer cli.Close()
-	_, err = cli.ImageInspect(ctx, image)
+	_, err := cli.ImageInspect(ctx, image)
 	switch {
 	case err == nil:
 		return nil
@@ -322,7 +317,18 @@ func imagePresent(ctx context.Context, image string) error {
 // DockerAvailable reports whether a Docker engine answers, within about two
 // seconds. It finds the engine the way testcontainers-go does (DOCKER_HOST,
 // the Docker context, the usual sockets).
-func DockerAvailable(ctx context.Context) (err error) {
+func DockerAvailable(ctx context.Context) error {
+	cli, err := connectDocker(ctx)
+	if err == nil {
+		cli.Close()
+	}
+	return err
+}
+
+// connectDocker is a client of the Docker engine once it has answered,
+// within about two seconds; else an error wrapping pgserver.ErrNoDocker.
+// The caller closes it.
+func connectDocker(ctx context.Context) (_ *testcontainers.DockerClient, err error) {
 	// testcontainers-go panics (MustExtractDockerSocket) when the engine
 	// it found does not answer docker info in time, as a busy engine may
 	// not: that is an engine not answering, not a bug of ours.
@@ -338,18 +344,18 @@ func DockerAvailable(ctx context.Context) (err error) {
 		// testcontainers would quietly go on to the default socket; whoever
 		// named an engine means that one, as the docker command does.
 		if err := pingHost(ctx, host); err != nil {
-			return fmt.Errorf("%w at DOCKER_HOST=%s: %s: %w", pgserver.ErrNoDocker, host, advice, err)
+			return nil, fmt.Errorf("%w at DOCKER_HOST=%s: %s: %w", pgserver.ErrNoDocker, host, advice, err)
 		}
 	}
 	cli, err := testcontainers.NewDockerClientWithOpts(ctx)
 	if err != nil {
-		return fmt.Errorf("%w: %s: %w", pgserver.ErrNoDocker, advice, err)
+		return nil, fmt.Errorf("%w: %s: %w", pgserver.ErrNoDocker, advice, err)
 	}
-	defer cli.Close()
 	if _, err := cli.Ping(ctx, client.PingOptions{}); err != nil {
-		return fmt.Errorf("%w: %s: %w", pgserver.ErrNoDocker, advice, err)
+		cli.Close()
+		return nil, fmt.Errorf("%w: %s: %w", pgserver.ErrNoDocker, advice, err)
 	}
-	return nil
+	return cli, nil
 }
 
 // pingHost asks the Docker engine at host (a DOCKER_HOST value) to answer.
@@ -369,3 +375,5 @@ func say(progress func(string), line string) {
 		progress(line)
 	}
 }
+
+var _ pgserver.Provider = ContainerProvider{}
